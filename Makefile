@@ -1,0 +1,62 @@
+# Capstan developer commands. `make test` is what CI runs (.ci/run); `make demo` starts
+# a local control plane and the operator with every plugin.
+
+CARGO ?= cargo
+PLUGIN_TARGET := wasm32-wasip2
+PLUGIN_OUT := target/$(PLUGIN_TARGET)/plugin
+# Component file name (target/plugins/<name>.wasm) = crate name without its prefix.
+PRODUCT_PLUGINS := source-git source-helm-repo backend-helm3 backend-helm2
+TEST_PLUGINS := spin-forever allocate-forever trap host-probe wrong-world
+
+.PHONY: all build plugins fmt-check clippy unit-test integration-test test tools cluster-up cluster-down demo bench clean-cache
+
+all: build plugins
+
+build:
+	$(CARGO) build -p capstan
+
+## Build every component (product and test plugins) into target/plugins/*.wasm.
+plugins:
+	$(CARGO) build --target $(PLUGIN_TARGET) --profile plugin \
+		$(foreach p,$(PRODUCT_PLUGINS),-p capstan-$(p)) $(foreach p,$(TEST_PLUGINS),-p test-plugin-$(p))
+	@mkdir -p target/plugins
+	@for p in $(PRODUCT_PLUGINS); do cp $(PLUGIN_OUT)/capstan_$$(echo $$p | tr - _).wasm target/plugins/$$p.wasm; done
+	@for p in $(TEST_PLUGINS); do cp $(PLUGIN_OUT)/test_plugin_$$(echo $$p | tr - _).wasm target/plugins/test-$$p.wasm; done
+	@ls -l target/plugins
+
+fmt-check:
+	$(CARGO) fmt --all -- --check
+
+clippy:
+	$(CARGO) clippy --workspace --all-targets -- -D warnings
+	$(CARGO) clippy --target $(PLUGIN_TARGET) $(foreach p,$(PRODUCT_PLUGINS),-p capstan-$(p)) \
+		$(foreach p,$(TEST_PLUGINS),-p test-plugin-$(p)) -- -D warnings
+
+## Unit tests and component tests (no cluster needed).
+unit-test: plugins
+	$(CARGO) test -p capstan --lib --bins
+	$(CARGO) test -p capstan --test plugin_runtime
+
+## Control-plane binaries (Go, cached by version outside the checkout).
+tools:
+	tests/cluster/build-tools
+
+cluster-up: tools
+	tests/cluster/up
+
+cluster-down:
+	tests/cluster/down
+
+## Integration tests against a real control plane; the harness starts one if none is up
+## and always stops what it started.
+integration-test: plugins tools
+	$(CARGO) build -p capstan
+	$(CARGO) test -p capstan --test cluster -- --test-threads=1
+
+test: fmt-check clippy unit-test integration-test
+
+bench: plugins
+	$(CARGO) bench -p capstan --bench plugin_call
+
+demo: plugins tools
+	deploy/demo.sh

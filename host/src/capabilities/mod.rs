@@ -1,0 +1,28 @@
+//! What plugins may reach outside their sandbox. Each plugin call carries its own
+//! [`Grants`]; a host import outside them answers `denied`, naming what was refused.
+
+pub mod git;
+pub mod kube;
+pub mod log;
+pub mod readiness;
+
+use crate::plugins::bindings::types::{Error, ErrorCode};
+
+/// The capabilities of one plugin call. The default grants nothing.
+#[derive(Clone, Default)]
+pub struct Grants {
+    /// Kubernetes access, scoped to namespaces and cluster-scoped kinds.
+    pub kube: Option<kube::KubeGrant>,
+    /// Read access to one host-owned git mirror.
+    pub git: Option<git::GitGrant>,
+}
+
+/// An error value for a plugin.
+pub(crate) fn error(code: ErrorCode, message: impl Into<String>) -> Error {
+    let retryable = matches!(code, ErrorCode::Unavailable | ErrorCode::Timeout);
+    Error {
+        code,
+        message: message.into(),
+        retryable,
+    }
+}

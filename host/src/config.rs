@@ -1,0 +1,312 @@
+//! The operator's configuration file: which plugin components to load, their limits and
+//! grants, and which backend serves which Helm version.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+/// Errors reading or validating a configuration file. Each names the file.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("cannot read config file {path}: {source}")]
+    Read {
+        /// The config file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The file is not valid YAML or does not have the expected shape.
+    #[error("invalid config file {path}: {source}")]
+    Parse {
+        /// The config file.
+        path: PathBuf,
+        /// The parse error, with line and column.
+        source: serde_yaml::Error,
+    },
+    /// The file parsed but says something inconsistent.
+    #[error("invalid config file {path}: {message}")]
+    Invalid {
+        /// The config file.
+        path: PathBuf,
+        /// What is wrong, naming the field.
+        message: String,
+    },
+}
+
+/// Which plugin world a component must export.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PluginWorld {
+    /// `source-plugin`: exports `capstan:plugin/source`.
+    Source,
+    /// `backend-plugin`: exports `capstan:plugin/backend`.
+    Backend,
+}
+
+impl PluginWorld {
+    /// The WIT world name.
+    pub fn world_name(self) -> &'static str {
+        match self {
+            PluginWorld::Source => "source-plugin",
+            PluginWorld::Backend => "backend-plugin",
+        }
+    }
+
+    /// The interface this world exports, without package version.
+    pub fn export_interface(self) -> &'static str {
+        match self {
+            PluginWorld::Source => "capstan:plugin/source",
+            PluginWorld::Backend => "capstan:plugin/backend",
+        }
+    }
+}
+
+impl std::fmt::Display for PluginWorld {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.world_name())
+    }
+}
+
+/// Resource limits of every call into one plugin.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PluginLimits {
+    /// Maximum linear memory of one call's instance, in MiB.
+    #[serde(default = "PluginLimits::default_memory_mib")]
+    pub memory_mib: u32,
+    /// Wall-clock budget of one call, in milliseconds.
+    #[serde(default = "PluginLimits::default_timeout_ms")]
+    pub timeout_ms: u64,
+}
+
+impl PluginLimits {
+    fn default_memory_mib() -> u32 {
+        256
+    }
+    fn default_timeout_ms() -> u64 {
+        300_000
+    }
+    /// The memory limit in bytes.
+    pub fn memory_bytes(&self) -> usize {
+        (self.memory_mib as usize) << 20
+    }
+}
+
+impl Default for PluginLimits {
+    fn default() -> Self {
+        PluginLimits {
+            memory_mib: Self::default_memory_mib(),
+            timeout_ms: Self::default_timeout_ms(),
+        }
+    }
+}
+
+/// What WASI gives a plugin beyond nothing. Everything is denied by default.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct WasiGrants {
+    /// Environment variables the plugin sees (explicit values, never inherited).
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// Let the plugin write to the operator's stderr (for debugging plugins).
+    #[serde(default)]
+    pub stderr: bool,
+}
+
+/// One component to load.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PluginConfig {
+    /// Name used in the rest of the configuration, in logs and metrics.
+    pub name: String,
+    /// World the component must export.
+    pub world: PluginWorld,
+    /// Path of the `.wasm` component; relative paths are relative to the config file.
+    pub path: PathBuf,
+    /// Memory and time limits of each call.
+    #[serde(default)]
+    pub limits: PluginLimits,
+    /// WASI grants.
+    #[serde(default)]
+    pub wasi: WasiGrants,
+}
+
+/// Which backend serves which release.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct BackendSelection {
+    /// Backend for releases that name none.
+    pub default: Option<String>,
+    /// Backend for `helmVersion: v2`.
+    pub v2: Option<String>,
+    /// Backend for `helmVersion: v3`.
+    pub v3: Option<String>,
+}
+
+/// The whole configuration file.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Config {
+    /// Where compiled components are cached; defaults to `$XDG_CACHE_HOME/capstan/components`.
+    #[serde(default)]
+    pub cache_dir: Option<PathBuf>,
+    /// Components to load.
+    #[serde(default)]
+    pub plugins: Vec<PluginConfig>,
+    /// Backend selection.
+    #[serde(default)]
+    pub backends: BackendSelection,
+}
+
+impl Config {
+    /// Read, parse and validate a config file; relative plugin paths are resolved against
+    /// the file's folder.
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_owned(),
+            source,
+        })?;
+        let base = path.parent().unwrap_or(Path::new("."));
+        Config::parse(&text, path, base)
+    }
+
+    /// Parse and validate config text; `origin` names it in errors.
+    pub fn parse(text: &str, origin: &Path, base: &Path) -> Result<Config, ConfigError> {
+        let mut config: Config =
+            serde_yaml::from_str(text).map_err(|source| ConfigError::Parse {
+                path: origin.to_owned(),
+                source,
+            })?;
+        for plugin in &mut config.plugins {
+            if plugin.path.is_relative() {
+                plugin.path = base.join(&plugin.path);
+            }
+        }
+        if let Some(dir) = &config.cache_dir
+            && dir.is_relative()
+        {
+            config.cache_dir = Some(base.join(dir));
+        }
+        config.validate().map_err(|message| ConfigError::Invalid {
+            path: origin.to_owned(),
+            message,
+        })?;
+        Ok(config)
+    }
+
+    fn validate(&self) -> Result<(), String> {
+        let mut names = BTreeSet::new();
+        for (index, plugin) in self.plugins.iter().enumerate() {
+            if plugin.name.is_empty() {
+                return Err(format!("plugins[{index}].name is empty"));
+            }
+            if !names.insert(plugin.name.as_str()) {
+                return Err(format!(
+                    "plugins[{index}].name `{}` is used by another plugin",
+                    plugin.name
+                ));
+            }
+            if plugin.limits.memory_mib == 0 || plugin.limits.timeout_ms == 0 {
+                return Err(format!(
+                    "plugins[{index}].limits of `{}` must be greater than zero",
+                    plugin.name
+                ));
+            }
+        }
+        let selections = [
+            ("backends.default", &self.backends.default),
+            ("backends.v2", &self.backends.v2),
+            ("backends.v3", &self.backends.v3),
+        ];
+        for (field, selected) in selections {
+            let Some(name) = selected else { continue };
+            match self.plugins.iter().find(|p| &p.name == name) {
+                None => {
+                    return Err(format!(
+                        "{field} names `{name}`, which is not a configured plugin"
+                    ));
+                }
+                Some(p) if p.world != PluginWorld::Backend => {
+                    return Err(format!(
+                        "{field} names `{name}`, which is a {} plugin, not a backend",
+                        p.world
+                    ));
+                }
+                Some(_) => {}
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Config, ConfigError> {
+        Config::parse(text, Path::new("capstan.yaml"), Path::new("/etc/capstan"))
+    }
+
+    #[test]
+    fn resolves_relative_paths_and_fills_defaults() {
+        let config = parse(
+            "plugins:\n- name: helm3\n  world: backend\n  path: plugins/helm3.wasm\nbackends:\n  default: helm3\n",
+        )
+        .unwrap();
+        assert_eq!(
+            config.plugins[0].path,
+            Path::new("/etc/capstan/plugins/helm3.wasm")
+        );
+        assert_eq!(config.plugins[0].limits, PluginLimits::default());
+        assert_eq!(config.backends.default.as_deref(), Some("helm3"));
+    }
+
+    #[test]
+    fn parse_error_names_file_and_line() {
+        let error = parse("plugins:\n- name: a\n  world: sideways\n  path: a.wasm\n").unwrap_err();
+        let text = error.to_string();
+        assert!(text.contains("capstan.yaml"), "{text}");
+        assert!(text.contains("line 3"), "{text}");
+        assert!(text.contains("sideways"), "{text}");
+    }
+
+    #[test]
+    fn unknown_field_is_refused() {
+        let error = parse("plugins:\n- name: a\n  world: source\n  path: a.wasm\n  memory: 3\n")
+            .unwrap_err();
+        assert!(
+            error.to_string().contains("unknown field `memory`"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn duplicate_names_and_bad_backend_selection_are_refused() {
+        let duplicate = parse(
+            "plugins:\n- {name: a, world: source, path: a.wasm}\n- {name: a, world: backend, path: b.wasm}\n",
+        )
+        .unwrap_err();
+        assert!(
+            duplicate.to_string().contains("plugins[1].name `a`"),
+            "{duplicate}"
+        );
+        let not_backend =
+            parse("plugins:\n- {name: git, world: source, path: a.wasm}\nbackends: {v3: git}\n")
+                .unwrap_err();
+        assert!(
+            not_backend
+                .to_string()
+                .contains("backends.v3 names `git`, which is a source-plugin plugin"),
+            "{not_backend}"
+        );
+        let missing = parse("backends: {default: nope}\n").unwrap_err();
+        assert!(
+            missing
+                .to_string()
+                .contains("backends.default names `nope`"),
+            "{missing}"
+        );
+    }
+}

@@ -1,0 +1,11 @@
+//! Capstan: a Kubernetes operator that keeps Helm releases in line with `HelmRelease`
+//! resources.
+//!
+//! The host is Helm-agnostic. Chart sources and release backends are sandboxed WebAssembly
+//! components loaded by [`plugins::PluginRuntime`] and reached through the WIT package in
+//! `wit/`; what they may touch is granted per call by [`capabilities`].
+
+pub mod capabilities;
+pub mod config;
+pub mod plugins;
+pub mod telemetry;

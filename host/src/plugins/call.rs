@@ -1,0 +1,268 @@
+//! One plugin call: a fresh `Store` with its own WASI context, memory limit, grants and
+//! deadline, and how a failed call is described (plugin, function, cause).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use tracing::Instrument;
+use wasmtime::component::ResourceTable;
+use wasmtime::{Engine, ResourceLimiter, Store, UpdateDeadline};
+use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
+
+use super::bindings::types::{Error as PluginError, ErrorCode};
+use crate::capabilities::Grants;
+use crate::config::{PluginLimits, WasiGrants};
+use crate::telemetry::PluginMetrics;
+
+/// Everything a plugin call's store holds. Dropped with the store at the end of the call,
+/// so nothing leaks from one call (or one release) to the next.
+pub struct CallState {
+    pub(crate) wasi: WasiCtx,
+    pub(crate) table: ResourceTable,
+    pub(crate) limiter: MemoryLimiter,
+    pub(crate) grants: Grants,
+    pub(crate) plugin: Arc<str>,
+}
+
+impl WasiView for CallState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+/// Refuses linear-memory growth past the plugin's limit and remembers that it did, so the
+/// resulting trap can be reported as what it is.
+pub(crate) struct MemoryLimiter {
+    limit: usize,
+    refused: Arc<AtomicBool>,
+}
+
+/// Most table elements one instance may have (guards host memory like the memory limit).
+const MAX_TABLE_ELEMENTS: usize = 1 << 20;
+
+impl ResourceLimiter for MemoryLimiter {
+    fn memory_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        if desired > self.limit {
+            self.refused.store(true, Ordering::Relaxed);
+            return Ok(false);
+        }
+        Ok(true)
+    }
+
+    fn table_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        Ok(desired <= MAX_TABLE_ELEMENTS)
+    }
+}
+
+/// Raised from the epoch callback when a call runs past its deadline.
+#[derive(Debug)]
+struct DeadlineReached;
+
+impl std::fmt::Display for DeadlineReached {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("call deadline reached")
+    }
+}
+
+impl std::error::Error for DeadlineReached {}
+
+/// Why a plugin call failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CallFailure {
+    /// The plugin returned an error value.
+    #[error("{message} ({code:?}{})", if *retryable { ", retryable" } else { "" })]
+    Returned {
+        /// The plugin's error code.
+        code: ErrorCode,
+        /// The plugin's message.
+        message: String,
+        /// Whether the plugin says a retry may succeed.
+        retryable: bool,
+    },
+    /// The call ran past its deadline and was stopped.
+    #[error("deadline of {} ms exceeded; the call was stopped", .0.as_millis())]
+    Deadline(Duration),
+    /// The plugin tried to grow its memory past the limit.
+    #[error("memory limit of {limit_mib} MiB exceeded")]
+    MemoryLimit {
+        /// The limit.
+        limit_mib: u32,
+    },
+    /// The plugin trapped (while being instantiated or called).
+    #[error("trapped: {0}")]
+    Trap(String),
+}
+
+impl CallFailure {
+    /// Short label for metrics.
+    pub fn label(&self) -> &'static str {
+        match self {
+            CallFailure::Returned { .. } => "error",
+            CallFailure::Deadline(_) => "deadline",
+            CallFailure::MemoryLimit { .. } => "memory",
+            CallFailure::Trap(_) => "trap",
+        }
+    }
+}
+
+/// A failed plugin call, naming the plugin and the function.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("plugin `{plugin}` failed in `{function}`: {cause}")]
+pub struct CallError {
+    /// Configured plugin name.
+    pub plugin: String,
+    /// Exported function called.
+    pub function: &'static str,
+    /// What went wrong.
+    pub cause: CallFailure,
+}
+
+impl CallError {
+    /// Whether retrying the same call later may succeed.
+    pub fn retryable(&self) -> bool {
+        match &self.cause {
+            CallFailure::Returned { retryable, .. } => *retryable,
+            CallFailure::Deadline(_) => true,
+            _ => false,
+        }
+    }
+}
+
+/// Bookkeeping of one call outside its store: what to name in errors and metrics, and the
+/// flag the memory limiter raises.
+pub(crate) struct CallGuard {
+    plugin: Arc<str>,
+    function: &'static str,
+    timeout: Duration,
+    memory_mib: u32,
+    refused: Arc<AtomicBool>,
+    metrics: Option<Arc<PluginMetrics>>,
+}
+
+/// Make the store of one call.
+pub(crate) fn start(
+    engine: &Engine,
+    plugin: &Arc<str>,
+    function: &'static str,
+    limits: &PluginLimits,
+    wasi_grants: &WasiGrants,
+    grants: Grants,
+    metrics: Option<Arc<PluginMetrics>>,
+) -> (Store<CallState>, CallGuard) {
+    let mut wasi = WasiCtxBuilder::new();
+    for (key, value) in &wasi_grants.env {
+        wasi.env(key, value);
+    }
+    if wasi_grants.stderr {
+        wasi.inherit_stderr();
+    }
+    let refused = Arc::new(AtomicBool::new(false));
+    let state = CallState {
+        wasi: wasi.build(),
+        table: ResourceTable::new(),
+        limiter: MemoryLimiter {
+            limit: limits.memory_bytes(),
+            refused: Arc::clone(&refused),
+        },
+        grants,
+        plugin: Arc::clone(plugin),
+    };
+    let mut store = Store::new(engine, state);
+    store.limiter(|state| &mut state.limiter);
+    let timeout = Duration::from_millis(limits.timeout_ms);
+    let deadline = Instant::now() + timeout;
+    // Every epoch tick the guest yields to the executor (so it holds no worker thread
+    // while others wait) and is stopped once past its deadline.
+    store.set_epoch_deadline(1);
+    store.epoch_deadline_callback(move |_| {
+        if Instant::now() >= deadline {
+            Err(wasmtime::Error::new(DeadlineReached))
+        } else {
+            Ok(UpdateDeadline::Yield(1))
+        }
+    });
+    let guard = CallGuard {
+        plugin: Arc::clone(plugin),
+        function,
+        timeout,
+        memory_mib: limits.memory_mib,
+        refused,
+        metrics,
+    };
+    (store, guard)
+}
+
+impl CallGuard {
+    /// Run the call (instantiate + invoke, owning the store) under the deadline, and turn
+    /// every way it can fail into a [`CallError`].
+    pub(crate) async fn run<R>(
+        self,
+        call: impl Future<Output = wasmtime::Result<Result<R, PluginError>>>,
+    ) -> Result<R, CallError> {
+        let span =
+            tracing::info_span!("plugin_call", plugin = %self.plugin, function = self.function);
+        let started = Instant::now();
+        let outcome = tokio::time::timeout(self.timeout, call)
+            .instrument(span.clone())
+            .await;
+        let result = match outcome {
+            Err(_) => Err(CallFailure::Deadline(self.timeout)),
+            Ok(Ok(Ok(value))) => Ok(value),
+            Ok(Ok(Err(error))) => Err(CallFailure::Returned {
+                code: error.code,
+                message: error.message,
+                retryable: error.retryable,
+            }),
+            Ok(Err(error)) => Err(self.classify(&error)),
+        };
+        let elapsed = started.elapsed();
+        let outcome_label = result.as_ref().err().map_or("ok", CallFailure::label);
+        if let Some(metrics) = &self.metrics {
+            metrics.observe(&self.plugin, self.function, outcome_label, elapsed);
+        }
+        match result {
+            Ok(value) => {
+                tracing::debug!(parent: &span, elapsed_us = elapsed.as_micros() as u64, "plugin call succeeded");
+                Ok(value)
+            }
+            Err(cause) => {
+                let error = CallError {
+                    plugin: self.plugin.to_string(),
+                    function: self.function,
+                    cause,
+                };
+                tracing::warn!(parent: &span, elapsed_ms = elapsed.as_millis() as u64, "{error}");
+                Err(error)
+            }
+        }
+    }
+
+    fn classify(&self, error: &wasmtime::Error) -> CallFailure {
+        if error.is::<DeadlineReached>() {
+            return CallFailure::Deadline(self.timeout);
+        }
+        if self.refused.load(Ordering::Relaxed) {
+            return CallFailure::MemoryLimit {
+                limit_mib: self.memory_mib,
+            };
+        }
+        if let Some(trap) = error.downcast_ref::<wasmtime::Trap>() {
+            return CallFailure::Trap(trap.to_string());
+        }
+        CallFailure::Trap(format!("{error:#}"))
+    }
+}

@@ -1,0 +1,600 @@
+//! The plugin runtime: one wasmtime `Engine`, components compiled once and cached on disk,
+//! one `InstancePre` per plugin, and a fresh `Store` per call with a memory limit, a
+//! deadline and the capabilities granted to that call.
+
+pub mod bindings;
+pub mod cache;
+pub mod call;
+pub mod inspect;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use wasmtime::component::{HasSelf, Linker};
+use wasmtime::{Config as EngineConfig, Engine};
+
+use self::bindings::backend::BackendPluginPre;
+use self::bindings::backend::exports::capstan::plugin::backend::{
+    Rendered, SyncOptions, SyncOutcome, SyncPlan, SyncRequest, TemplateOptions, UninstallOptions,
+};
+use self::bindings::source::SourcePluginPre;
+use self::bindings::source::exports::capstan::plugin::source::{Revision, SourceRequest};
+use self::bindings::types::{ChartArtifact, Json, ReleaseId, ReleaseInfo};
+use self::cache::{CacheOutcome, CompiledCache};
+use self::call::{CallError, CallState};
+use self::inspect::{BinaryKind, ComponentDescription, SUPPORTED_PACKAGE, WorldMismatch};
+use crate::capabilities::Grants;
+use crate::config::{PluginConfig, PluginWorld};
+use crate::telemetry::PluginMetrics;
+
+/// How often the engine's epoch advances: the granularity of call deadlines and of a busy
+/// guest yielding to other tasks.
+pub const EPOCH_TICK: Duration = Duration::from_millis(10);
+
+/// Errors building the runtime itself.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot set up the WebAssembly runtime: {0}")]
+pub struct RuntimeError(String);
+
+/// Why one plugin could not be loaded. Each names the plugin and its file.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// The file could not be read.
+    #[error("plugin `{name}`: cannot read {path}: {source}")]
+    Read {
+        /// Plugin name.
+        name: String,
+        /// Component file.
+        path: PathBuf,
+        /// I/O error.
+        source: std::io::Error,
+    },
+    /// The file is not a WebAssembly component.
+    #[error(
+        "plugin `{name}`: {path} is not a WebAssembly component ({found}); expected a component exporting {expected}"
+    )]
+    NotComponent {
+        /// Plugin name.
+        name: String,
+        /// Component file.
+        path: PathBuf,
+        /// What the file is instead.
+        found: &'static str,
+        /// The export that was expected.
+        expected: String,
+    },
+    /// Cranelift could not compile the component.
+    #[error("plugin `{name}`: cannot compile {path}: {message}")]
+    Compile {
+        /// Plugin name.
+        name: String,
+        /// Component file.
+        path: PathBuf,
+        /// Compiler error.
+        message: String,
+    },
+    /// The component does not implement the configured world.
+    #[error(
+        "plugin `{name}`: {path} is not a `{world}` component: expected an export of {expected}, but {mismatch}"
+    )]
+    WrongWorld {
+        /// Plugin name.
+        name: String,
+        /// Component file.
+        path: PathBuf,
+        /// Configured world.
+        world: PluginWorld,
+        /// The export that was expected.
+        expected: String,
+        /// What was found instead.
+        mismatch: WorldMismatch,
+    },
+    /// The component imports something this host does not provide, or its exports have
+    /// the wrong types.
+    #[error("plugin `{name}`: {path} cannot be linked: {message}")]
+    Link {
+        /// Plugin name.
+        name: String,
+        /// Component file.
+        path: PathBuf,
+        /// Linker error.
+        message: String,
+    },
+}
+
+enum Pre {
+    Source(SourcePluginPre<CallState>),
+    Backend(BackendPluginPre<CallState>),
+}
+
+/// A loaded plugin, ready to be called.
+pub struct LoadedPlugin {
+    name: Arc<str>,
+    config: PluginConfig,
+    description: ComponentDescription,
+    wit_version: String,
+    cache: CacheOutcome,
+    load_time: Duration,
+    pre: Pre,
+}
+
+impl LoadedPlugin {
+    /// Configured name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+    /// World it implements.
+    pub fn world(&self) -> PluginWorld {
+        self.config.world
+    }
+    /// Its configuration entry.
+    pub fn config(&self) -> &PluginConfig {
+        &self.config
+    }
+    /// Imports and exports.
+    pub fn description(&self) -> &ComponentDescription {
+        &self.description
+    }
+    /// `capstan:plugin` version it was built against.
+    pub fn wit_version(&self) -> &str {
+        &self.wit_version
+    }
+    /// Whether it came from the compiled cache.
+    pub fn cache_outcome(&self) -> CacheOutcome {
+        self.cache
+    }
+    /// How long loading took.
+    pub fn load_time(&self) -> Duration {
+        self.load_time
+    }
+}
+
+/// The outcome of loading a whole configuration: what loaded, what did not, how long.
+pub struct LoadReport {
+    /// Plugins now available.
+    pub loaded: Vec<Arc<LoadedPlugin>>,
+    /// Plugins that failed, each with its reason.
+    pub failed: Vec<LoadError>,
+    /// Wall time of the whole load.
+    pub elapsed: Duration,
+}
+
+/// Looking up a plugin by name and world.
+#[derive(Debug, thiserror::Error)]
+pub enum LookupError {
+    /// No plugin of that name is loaded.
+    #[error("no plugin named `{0}` is loaded")]
+    Unknown(String),
+    /// The plugin implements another world.
+    #[error("plugin `{name}` is a `{actual}` plugin, not `{wanted}`")]
+    WrongWorld {
+        /// Plugin name.
+        name: String,
+        /// Its world.
+        actual: PluginWorld,
+        /// The world asked for.
+        wanted: PluginWorld,
+    },
+}
+
+/// The engine and every loaded plugin.
+pub struct PluginRuntime {
+    engine: Engine,
+    linker: Linker<CallState>,
+    cache: CompiledCache,
+    plugins: BTreeMap<String, Arc<LoadedPlugin>>,
+    metrics: Option<Arc<PluginMetrics>>,
+}
+
+/// Build the engine used for plugins: Cranelift, component model, epoch interruption.
+pub fn engine() -> Result<Engine, RuntimeError> {
+    let mut config = EngineConfig::new();
+    config.wasm_component_model(true);
+    config.epoch_interruption(true);
+    config.cranelift_opt_level(wasmtime::OptLevel::Speed);
+    Engine::new(&config).map_err(|e| RuntimeError(format!("{e:#}")))
+}
+
+/// Advance `engine`'s epoch every [`EPOCH_TICK`] until the engine is dropped.
+fn start_epoch_ticker(engine: &Engine) -> Result<(), RuntimeError> {
+    let weak = engine.weak();
+    std::thread::Builder::new()
+        .name("capstan-epoch".into())
+        .spawn(move || {
+            while let Some(engine) = weak.upgrade() {
+                engine.increment_epoch();
+                drop(engine);
+                std::thread::sleep(EPOCH_TICK);
+            }
+        })
+        .map(|_| ())
+        .map_err(|e| RuntimeError(format!("cannot start the epoch ticker: {e}")))
+}
+
+fn linker(engine: &Engine) -> Result<Linker<CallState>, RuntimeError> {
+    let mut linker = Linker::new(engine);
+    let failed = |e: wasmtime::Error| RuntimeError(format!("{e:#}"));
+    wasmtime_wasi::p2::add_to_linker_async(&mut linker).map_err(failed)?;
+    bindings::log::add_to_linker::<CallState, HasSelf<CallState>>(&mut linker, |s| s)
+        .map_err(failed)?;
+    bindings::kube::add_to_linker::<CallState, HasSelf<CallState>>(&mut linker, |s| s)
+        .map_err(failed)?;
+    bindings::git::add_to_linker::<CallState, HasSelf<CallState>>(&mut linker, |s| s)
+        .map_err(failed)?;
+    Ok(linker)
+}
+
+impl PluginRuntime {
+    /// A runtime with no plugins, caching compiled components in `cache_dir`.
+    pub fn new(
+        cache_dir: impl Into<PathBuf>,
+        metrics: Option<Arc<PluginMetrics>>,
+    ) -> Result<Self, RuntimeError> {
+        let engine = engine()?;
+        start_epoch_ticker(&engine)?;
+        let linker = linker(&engine)?;
+        Ok(PluginRuntime {
+            engine,
+            linker,
+            cache: CompiledCache::new(cache_dir),
+            plugins: BTreeMap::new(),
+            metrics,
+        })
+    }
+
+    /// The engine.
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// Load every configured plugin. One plugin's failure does not stop the others.
+    pub fn load_all(&mut self, configs: &[PluginConfig]) -> LoadReport {
+        let started = Instant::now();
+        let mut loaded = Vec::new();
+        let mut failed = Vec::new();
+        for config in configs {
+            match self.load(config) {
+                Ok(plugin) => loaded.push(plugin),
+                Err(error) => failed.push(error),
+            }
+        }
+        LoadReport {
+            loaded,
+            failed,
+            elapsed: started.elapsed(),
+        }
+    }
+
+    /// Load one plugin (replacing a loaded plugin of the same name).
+    pub fn load(&mut self, config: &PluginConfig) -> Result<Arc<LoadedPlugin>, LoadError> {
+        let started = Instant::now();
+        let name = config.name.clone();
+        let path = config.path.clone();
+        let expected = format!(
+            "{}@{}",
+            config.world.export_interface(),
+            &SUPPORTED_PACKAGE["capstan:plugin@".len()..]
+        );
+        let bytes = std::fs::read(&path).map_err(|source| LoadError::Read {
+            name: name.clone(),
+            path: path.clone(),
+            source,
+        })?;
+        let found = match inspect::binary_kind(&bytes) {
+            BinaryKind::Component => None,
+            BinaryKind::CoreModule => Some("a core WebAssembly module"),
+            BinaryKind::NotWasm => Some("no WebAssembly header"),
+        };
+        if let Some(found) = found {
+            return Err(LoadError::NotComponent {
+                name,
+                path,
+                found,
+                expected,
+            });
+        }
+        let (component, cache) =
+            self.cache
+                .load(&self.engine, &bytes)
+                .map_err(|e| LoadError::Compile {
+                    name: name.clone(),
+                    path: path.clone(),
+                    message: e.to_string(),
+                })?;
+        let description = ComponentDescription::of(&self.engine, &component);
+        let wit_version = inspect::check_world(&description, config.world).map_err(|mismatch| {
+            LoadError::WrongWorld {
+                name: name.clone(),
+                path: path.clone(),
+                world: config.world,
+                expected,
+                mismatch,
+            }
+        })?;
+        let link_error = |e: wasmtime::Error| LoadError::Link {
+            name: name.clone(),
+            path: path.clone(),
+            message: format!("{e:#}"),
+        };
+        let instance_pre = self
+            .linker
+            .instantiate_pre(&component)
+            .map_err(link_error)?;
+        let pre = match config.world {
+            PluginWorld::Source => {
+                Pre::Source(SourcePluginPre::new(instance_pre).map_err(link_error)?)
+            }
+            PluginWorld::Backend => {
+                Pre::Backend(BackendPluginPre::new(instance_pre).map_err(link_error)?)
+            }
+        };
+        let plugin = Arc::new(LoadedPlugin {
+            name: Arc::from(name.as_str()),
+            config: config.clone(),
+            description,
+            wit_version,
+            cache,
+            load_time: started.elapsed(),
+            pre,
+        });
+        self.plugins.insert(name, Arc::clone(&plugin));
+        Ok(plugin)
+    }
+
+    /// Every loaded plugin, by name.
+    pub fn plugins(&self) -> impl Iterator<Item = &Arc<LoadedPlugin>> {
+        self.plugins.values()
+    }
+
+    fn handle(&self, name: &str, wanted: PluginWorld) -> Result<Handle, LookupError> {
+        let plugin = self
+            .plugins
+            .get(name)
+            .ok_or_else(|| LookupError::Unknown(name.to_owned()))?;
+        if plugin.world() != wanted {
+            return Err(LookupError::WrongWorld {
+                name: name.to_owned(),
+                actual: plugin.world(),
+                wanted,
+            });
+        }
+        Ok(Handle {
+            engine: self.engine.clone(),
+            plugin: Arc::clone(plugin),
+            metrics: self.metrics.clone(),
+        })
+    }
+
+    /// A handle to call the source plugin `name`.
+    pub fn source(&self, name: &str) -> Result<SourcePlugin, LookupError> {
+        let handle = self.handle(name, PluginWorld::Source)?;
+        match &handle.plugin.pre {
+            Pre::Source(pre) => Ok(SourcePlugin {
+                pre: pre.clone(),
+                handle,
+            }),
+            Pre::Backend(_) => Err(LookupError::WrongWorld {
+                name: name.to_owned(),
+                actual: PluginWorld::Backend,
+                wanted: PluginWorld::Source,
+            }),
+        }
+    }
+
+    /// A handle to call the backend plugin `name`.
+    pub fn backend(&self, name: &str) -> Result<BackendPlugin, LookupError> {
+        let handle = self.handle(name, PluginWorld::Backend)?;
+        match &handle.plugin.pre {
+            Pre::Backend(pre) => Ok(BackendPlugin {
+                pre: pre.clone(),
+                handle,
+            }),
+            Pre::Source(_) => Err(LookupError::WrongWorld {
+                name: name.to_owned(),
+                actual: PluginWorld::Source,
+                wanted: PluginWorld::Backend,
+            }),
+        }
+    }
+}
+
+/// Describe any component file (for `capstan plugin inspect`), compiling it with `engine`.
+pub fn describe_file(engine: &Engine, path: &Path) -> Result<ComponentDescription, LoadError> {
+    let name = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|source| LoadError::Read {
+        name: name.clone(),
+        path: path.to_owned(),
+        source,
+    })?;
+    let found = match inspect::binary_kind(&bytes) {
+        BinaryKind::Component => None,
+        BinaryKind::CoreModule => Some("a core WebAssembly module"),
+        BinaryKind::NotWasm => Some("no WebAssembly header"),
+    };
+    if let Some(found) = found {
+        return Err(LoadError::NotComponent {
+            name,
+            path: path.to_owned(),
+            found,
+            expected: "any Capstan plugin world".into(),
+        });
+    }
+    let component =
+        wasmtime::component::Component::new(engine, &bytes).map_err(|e| LoadError::Compile {
+            name,
+            path: path.to_owned(),
+            message: format!("{e:#}"),
+        })?;
+    Ok(ComponentDescription::of(engine, &component))
+}
+
+struct Handle {
+    engine: Engine,
+    plugin: Arc<LoadedPlugin>,
+    metrics: Option<Arc<PluginMetrics>>,
+}
+
+impl Handle {
+    fn start(
+        &self,
+        function: &'static str,
+        grants: Grants,
+    ) -> (wasmtime::Store<CallState>, call::CallGuard) {
+        let config = &self.plugin.config;
+        call::start(
+            &self.engine,
+            &self.plugin.name,
+            function,
+            &config.limits,
+            &config.wasi,
+            grants,
+            self.metrics.clone(),
+        )
+    }
+}
+
+/// Calls into one source plugin. Each call runs in a fresh instance.
+pub struct SourcePlugin {
+    pre: SourcePluginPre<CallState>,
+    handle: Handle,
+}
+
+/// Calls into one backend plugin. Each call runs in a fresh instance.
+pub struct BackendPlugin {
+    pre: BackendPluginPre<CallState>,
+    handle: Handle,
+}
+
+/// One call: a fresh store, a fresh instance from the plugin's `InstancePre`, the export
+/// invoked, all under the call's guard (deadline, memory limit, error reporting).
+macro_rules! plugin_call {
+    ($self:ident, $function:literal, $grants:ident, |$bindings:ident, $store:ident| $invoke:expr) => {{
+        let pre = $self.pre.clone();
+        let (mut $store, guard) = $self.handle.start($function, $grants);
+        guard
+            .run(async move {
+                let $bindings = pre.instantiate_async(&mut $store).await?;
+                $invoke.await
+            })
+            .await
+    }};
+}
+
+impl SourcePlugin {
+    /// The plugin's name.
+    pub fn name(&self) -> &str {
+        &self.handle.plugin.name
+    }
+
+    /// `source.resolve`.
+    pub async fn resolve(
+        &self,
+        request: &SourceRequest,
+        grants: Grants,
+    ) -> Result<Revision, CallError> {
+        plugin_call!(self, "resolve", grants, |b, store| b
+            .capstan_plugin_source()
+            .call_resolve(&mut store, request))
+    }
+
+    /// `source.fetch`.
+    pub async fn fetch(
+        &self,
+        request: &SourceRequest,
+        at: &Revision,
+        grants: Grants,
+    ) -> Result<ChartArtifact, CallError> {
+        plugin_call!(self, "fetch", grants, |b, store| b
+            .capstan_plugin_source()
+            .call_fetch(&mut store, request, at))
+    }
+}
+
+impl BackendPlugin {
+    /// The plugin's name.
+    pub fn name(&self) -> &str {
+        &self.handle.plugin.name
+    }
+
+    /// `backend.sync`.
+    pub async fn sync(
+        &self,
+        request: &SyncRequest,
+        grants: Grants,
+    ) -> Result<SyncOutcome, CallError> {
+        plugin_call!(self, "sync", grants, |b, store| b
+            .capstan_plugin_backend()
+            .call_sync(&mut store, request))
+    }
+
+    /// `backend.uninstall`.
+    pub async fn uninstall(
+        &self,
+        release: &ReleaseId,
+        options: UninstallOptions,
+        grants: Grants,
+    ) -> Result<Option<ReleaseInfo>, CallError> {
+        plugin_call!(self, "uninstall", grants, |b, store| b
+            .capstan_plugin_backend()
+            .call_uninstall(&mut store, release, options))
+    }
+
+    /// `backend.status`.
+    pub async fn status(
+        &self,
+        release: &ReleaseId,
+        grants: Grants,
+    ) -> Result<Option<ReleaseInfo>, CallError> {
+        plugin_call!(self, "status", grants, |b, store| b
+            .capstan_plugin_backend()
+            .call_status(&mut store, release))
+    }
+
+    /// `backend.history`.
+    pub async fn history(
+        &self,
+        release: &ReleaseId,
+        max: u32,
+        grants: Grants,
+    ) -> Result<Vec<ReleaseInfo>, CallError> {
+        plugin_call!(self, "history", grants, |b, store| b
+            .capstan_plugin_backend()
+            .call_history(&mut store, release, max))
+    }
+
+    /// `backend.rollback`.
+    pub async fn rollback(
+        &self,
+        release: &ReleaseId,
+        revision: Option<u32>,
+        options: &SyncOptions,
+        grants: Grants,
+    ) -> Result<ReleaseInfo, CallError> {
+        plugin_call!(self, "rollback", grants, |b, store| b
+            .capstan_plugin_backend()
+            .call_rollback(&mut store, release, revision, options))
+    }
+
+    /// `backend.plan`.
+    pub async fn plan(&self, request: &SyncRequest, grants: Grants) -> Result<SyncPlan, CallError> {
+        plugin_call!(self, "plan", grants, |b, store| b
+            .capstan_plugin_backend()
+            .call_plan(&mut store, request))
+    }
+
+    /// `backend.template`.
+    pub async fn template(
+        &self,
+        release: &ReleaseId,
+        chart: &ChartArtifact,
+        values: &Json,
+        options: &TemplateOptions,
+        grants: Grants,
+    ) -> Result<Rendered, CallError> {
+        plugin_call!(self, "template", grants, |b, store| b
+            .capstan_plugin_backend()
+            .call_template(&mut store, release, chart, values, options))
+    }
+}

@@ -1,0 +1,181 @@
+//! Operations surface: logging set-up, Prometheus metrics, and the `/healthz`, `/readyz`
+//! and `/metrics` HTTP endpoints.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::State;
+use axum::http::{StatusCode, header};
+use axum::response::IntoResponse;
+use axum::routing::get;
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::Registry;
+
+/// Labels of one plugin call.
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct CallLabels {
+    /// Configured plugin name.
+    pub plugin: String,
+    /// Exported function.
+    pub function: String,
+    /// `ok`, `error` (returned), `deadline`, `memory` or `trap`.
+    pub outcome: String,
+}
+
+/// Metrics of plugin calls and loading.
+pub struct PluginMetrics {
+    calls: Family<CallLabels, Histogram>,
+    loaded: Gauge,
+    load_failures: Counter,
+}
+
+impl PluginMetrics {
+    /// Create the metrics and register them in `registry`.
+    pub fn register(registry: &mut Registry) -> Arc<Self> {
+        let calls = Family::<CallLabels, Histogram>::new_with_constructor(|| {
+            Histogram::new(exponential_buckets(0.000_05, 4.0, 12))
+        });
+        let metrics = PluginMetrics {
+            calls,
+            loaded: Gauge::default(),
+            load_failures: Counter::default(),
+        };
+        registry.register(
+            "capstan_plugin_call_duration_seconds",
+            "Duration of plugin calls, fresh instance included",
+            metrics.calls.clone(),
+        );
+        registry.register(
+            "capstan_plugins_loaded",
+            "Plugins currently loaded",
+            metrics.loaded.clone(),
+        );
+        registry.register(
+            "capstan_plugin_load_failures",
+            "Plugins that failed to load",
+            metrics.load_failures.clone(),
+        );
+        Arc::new(metrics)
+    }
+
+    /// Record one call.
+    pub fn observe(&self, plugin: &str, function: &str, outcome: &str, elapsed: Duration) {
+        self.calls
+            .get_or_create(&CallLabels {
+                plugin: plugin.into(),
+                function: function.into(),
+                outcome: outcome.into(),
+            })
+            .observe(elapsed.as_secs_f64());
+    }
+
+    /// Record the result of loading the configuration.
+    pub fn set_loaded(&self, loaded: usize, failed: usize) {
+        self.loaded.set(loaded as i64);
+        self.load_failures.inc_by(failed as u64);
+    }
+}
+
+/// Log format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    /// Human-readable lines.
+    Text,
+    /// One JSON object per line.
+    Json,
+}
+
+/// Install the global tracing subscriber; `RUST_LOG` overrides the default level `info`.
+pub fn init_logging(format: LogFormat) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    match format {
+        LogFormat::Text => builder.init(),
+        LogFormat::Json => builder
+            .json()
+            .flatten_event(true)
+            .with_current_span(true)
+            .init(),
+    }
+}
+
+/// Shared state of the HTTP endpoints.
+#[derive(Clone)]
+pub struct Health {
+    registry: Arc<Registry>,
+    ready: Arc<AtomicBool>,
+}
+
+impl Health {
+    /// Endpoints serving `registry`; not ready until [`Health::set_ready`].
+    pub fn new(registry: Registry) -> Self {
+        Health {
+            registry: Arc::new(registry),
+            ready: Arc::new(AtomicBool::new(false)),
+        }
+    }
+
+    /// Mark the operator ready (or not).
+    pub fn set_ready(&self, ready: bool) {
+        self.ready.store(ready, Ordering::Relaxed);
+    }
+
+    /// The router with the three endpoints.
+    pub fn router(&self) -> Router {
+        Router::new()
+            .route("/healthz", get(|| async { "ok" }))
+            .route("/readyz", get(readyz))
+            .route("/metrics", get(metrics))
+            .with_state(self.clone())
+    }
+
+    /// Serve the endpoints on `address` until `shutdown` resolves.
+    pub async fn serve(
+        &self,
+        address: SocketAddr,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> std::io::Result<()> {
+        let listener = tokio::net::TcpListener::bind(address).await?;
+        tracing::info!(address = %listener.local_addr()?, "serving /healthz, /readyz and /metrics");
+        axum::serve(listener, self.router())
+            .with_graceful_shutdown(shutdown)
+            .await
+    }
+}
+
+async fn readyz(State(health): State<Health>) -> impl IntoResponse {
+    if health.ready.load(Ordering::Relaxed) {
+        (StatusCode::OK, "ok")
+    } else {
+        (StatusCode::SERVICE_UNAVAILABLE, "not ready")
+    }
+}
+
+async fn metrics(State(health): State<Health>) -> impl IntoResponse {
+    let mut body = String::new();
+    match prometheus_client::encoding::text::encode(&mut body, &health.registry) {
+        Ok(()) => (
+            StatusCode::OK,
+            [(
+                header::CONTENT_TYPE,
+                "application/openmetrics-text; version=1.0.0; charset=utf-8",
+            )],
+            body,
+        ),
+        Err(error) => (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+            format!("cannot encode metrics: {error}"),
+        ),
+    }
+}

@@ -1,0 +1,387 @@
+//! Component tests: the host loads the real compiled test plugins (`make plugins`) and
+//! proves the sandbox holds — deadlines, memory limits, traps, wrong files and worlds —
+//! and that the host keeps serving normal calls after each failure.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use capstan::capabilities::Grants;
+use capstan::config::{PluginConfig, PluginLimits, PluginWorld, WasiGrants};
+use capstan::plugins::bindings::source::exports::capstan::plugin::source::{
+    GitRef, GitSource, SourceRequest, SourceSpec,
+};
+use capstan::plugins::cache::CacheOutcome;
+use capstan::plugins::call::CallFailure;
+use capstan::plugins::{LoadError, PluginRuntime};
+
+fn plugin_file(name: &str) -> PathBuf {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../target/plugins")
+        .join(format!("{name}.wasm"));
+    assert!(
+        path.is_file(),
+        "{} is missing: run `make plugins` first",
+        path.display()
+    );
+    path
+}
+
+fn entry(name: &str, file: &str, world: PluginWorld, limits: PluginLimits) -> PluginConfig {
+    PluginConfig {
+        name: name.into(),
+        world,
+        path: plugin_file(file),
+        limits,
+        wasi: WasiGrants::default(),
+    }
+}
+
+fn request(url: &str) -> SourceRequest {
+    SourceRequest {
+        spec: SourceSpec::Git(GitSource {
+            url: url.into(),
+            reference: GitRef::Branch("main".into()),
+            path: String::new(),
+        }),
+    }
+}
+
+fn runtime(cache: &Path) -> PluginRuntime {
+    PluginRuntime::new(cache, None).expect("runtime")
+}
+
+const SHORT: PluginLimits = PluginLimits {
+    memory_mib: 32,
+    timeout_ms: 300,
+};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn looping_plugin_is_stopped_at_its_deadline_and_the_next_call_succeeds() {
+    let cache = tempfile::tempdir().unwrap();
+    let mut runtime = runtime(cache.path());
+    runtime
+        .load(&entry(
+            "spin",
+            "test-spin-forever",
+            PluginWorld::Source,
+            SHORT,
+        ))
+        .unwrap();
+    let plugin = runtime.source("spin").unwrap();
+
+    let started = Instant::now();
+    let error = plugin
+        .resolve(&request("spin"), Grants::default())
+        .await
+        .unwrap_err();
+    let elapsed = started.elapsed();
+    assert!(matches!(error.cause, CallFailure::Deadline(_)), "{error}");
+    assert_eq!(error.plugin, "spin");
+    assert_eq!(error.function, "resolve");
+    assert!(
+        error.to_string().contains("deadline of 300 ms exceeded"),
+        "{error}"
+    );
+    let limit = Duration::from_millis(SHORT.timeout_ms) + Duration::from_millis(100);
+    assert!(
+        elapsed <= limit,
+        "stopped after {elapsed:?}, allowed {limit:?}"
+    );
+
+    let revision = plugin
+        .resolve(&request("ok"), Grants::default())
+        .await
+        .unwrap();
+    assert_eq!(revision.id, "ok");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_looping_call_does_not_block_other_calls() {
+    let cache = tempfile::tempdir().unwrap();
+    let mut runtime = runtime(cache.path());
+    let limits = PluginLimits {
+        memory_mib: 32,
+        timeout_ms: 2_000,
+    };
+    runtime
+        .load(&entry(
+            "spin",
+            "test-spin-forever",
+            PluginWorld::Source,
+            limits,
+        ))
+        .unwrap();
+    let plugin = std::sync::Arc::new(runtime.source("spin").unwrap());
+    // Two looping calls occupy both workers' time slices; a normal call must still finish
+    // long before their deadline because busy guests yield every epoch tick.
+    let spinning: Vec<_> = (0..2)
+        .map(|_| {
+            let plugin = plugin.clone();
+            tokio::spawn(async move { plugin.resolve(&request("spin"), Grants::default()).await })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let started = Instant::now();
+    plugin
+        .resolve(&request("ok"), Grants::default())
+        .await
+        .unwrap();
+    let quick = started.elapsed();
+    for task in spinning {
+        assert!(matches!(
+            task.await.unwrap().unwrap_err().cause,
+            CallFailure::Deadline(_)
+        ));
+    }
+    assert!(
+        quick < Duration::from_millis(1_500),
+        "normal call waited {quick:?} behind looping calls"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn allocating_plugin_fails_with_memory_limit_and_the_next_call_succeeds() {
+    let cache = tempfile::tempdir().unwrap();
+    let mut runtime = runtime(cache.path());
+    let limits = PluginLimits {
+        memory_mib: 16,
+        timeout_ms: 10_000,
+    };
+    runtime
+        .load(&entry(
+            "hoard",
+            "test-allocate-forever",
+            PluginWorld::Source,
+            limits,
+        ))
+        .unwrap();
+    let plugin = runtime.source("hoard").unwrap();
+
+    let error = plugin
+        .resolve(&request("hoard"), Grants::default())
+        .await
+        .unwrap_err();
+    assert_eq!(
+        error.cause,
+        CallFailure::MemoryLimit { limit_mib: 16 },
+        "{error}"
+    );
+    assert!(
+        error
+            .to_string()
+            .contains("memory limit of 16 MiB exceeded"),
+        "{error}"
+    );
+    assert!(
+        error
+            .to_string()
+            .contains("plugin `hoard` failed in `resolve`"),
+        "{error}"
+    );
+
+    assert_eq!(
+        plugin
+            .resolve(&request("ok"), Grants::default())
+            .await
+            .unwrap()
+            .id,
+        "ok"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn trapping_plugin_error_names_plugin_and_function_and_the_next_call_succeeds() {
+    let cache = tempfile::tempdir().unwrap();
+    let mut runtime = runtime(cache.path());
+    runtime
+        .load(&entry(
+            "trapper",
+            "test-trap",
+            PluginWorld::Source,
+            PluginLimits::default(),
+        ))
+        .unwrap();
+    let plugin = runtime.source("trapper").unwrap();
+
+    let error = plugin
+        .resolve(&request("trap"), Grants::default())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&error.cause, CallFailure::Trap(text) if text.contains("unreachable")),
+        "{error}"
+    );
+    assert!(
+        error
+            .to_string()
+            .starts_with("plugin `trapper` failed in `resolve`: trapped"),
+        "{error}"
+    );
+
+    assert_eq!(
+        plugin
+            .resolve(&request("ok"), Grants::default())
+            .await
+            .unwrap()
+            .id,
+        "ok"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn errors_returned_by_a_plugin_are_values_with_their_code() {
+    let cache = tempfile::tempdir().unwrap();
+    let mut runtime = runtime(cache.path());
+    runtime
+        .load(&entry(
+            "helm3",
+            "backend-helm3",
+            PluginWorld::Backend,
+            PluginLimits::default(),
+        ))
+        .unwrap();
+    let backend = runtime.backend("helm3").unwrap();
+    let release = capstan::plugins::bindings::types::ReleaseId {
+        name: "r".into(),
+        namespace: "ns".into(),
+    };
+    let error = backend
+        .status(&release, Grants::default())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&error.cause, CallFailure::Returned { message, .. } if message.contains("`status` is not implemented")),
+        "{error}"
+    );
+    assert!(!error.retryable());
+}
+
+#[test]
+fn files_that_are_not_components_are_refused_naming_the_file() {
+    let cache = tempfile::tempdir().unwrap();
+    let mut runtime = runtime(cache.path());
+    let text = cache.path().join("notes.wasm");
+    std::fs::write(&text, "not wasm at all").unwrap();
+    let core = cache.path().join("core.wasm");
+    std::fs::write(&core, b"\0asm\x01\0\0\0").unwrap();
+    for (file, found) in [
+        (&text, "no WebAssembly header"),
+        (&core, "a core WebAssembly module"),
+    ] {
+        let config = PluginConfig {
+            name: "bad".into(),
+            world: PluginWorld::Source,
+            path: file.clone(),
+            limits: PluginLimits::default(),
+            wasi: WasiGrants::default(),
+        };
+        let error = runtime.load(&config).map(|_| ()).unwrap_err();
+        assert!(matches!(error, LoadError::NotComponent { .. }), "{error}");
+        let text = error.to_string();
+        assert!(text.contains(&file.display().to_string()), "{text}");
+        assert!(text.contains(found), "{text}");
+        assert!(
+            text.contains("expected a component exporting capstan:plugin/source@0.1.x"),
+            "{text}"
+        );
+    }
+}
+
+#[test]
+fn wrong_world_is_refused_naming_the_file_and_what_was_expected() {
+    let cache = tempfile::tempdir().unwrap();
+    let mut runtime = runtime(cache.path());
+    let error = runtime
+        .load(&entry(
+            "greeter",
+            "test-wrong-world",
+            PluginWorld::Backend,
+            PluginLimits::default(),
+        ))
+        .map(|_| ())
+        .unwrap_err();
+    let text = error.to_string();
+    assert!(matches!(error, LoadError::WrongWorld { .. }), "{text}");
+    assert!(text.contains("test-wrong-world.wasm"), "{text}");
+    assert!(text.contains("is not a `backend-plugin` component: expected an export of capstan:plugin/backend@0.1.x, but it exports greet"), "{text}");
+
+    // A real source plugin configured as a backend is refused the same way.
+    let error = runtime
+        .load(&entry(
+            "git",
+            "source-git",
+            PluginWorld::Backend,
+            PluginLimits::default(),
+        ))
+        .map(|_| ())
+        .unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("but it exports capstan:plugin/source@0.1.0"),
+        "{error}"
+    );
+}
+
+#[test]
+fn one_bad_plugin_does_not_stop_the_others_and_the_second_start_uses_the_cache() {
+    let cache = tempfile::tempdir().unwrap();
+    let configs = vec![
+        entry(
+            "git",
+            "source-git",
+            PluginWorld::Source,
+            PluginLimits::default(),
+        ),
+        entry(
+            "greeter",
+            "test-wrong-world",
+            PluginWorld::Source,
+            PluginLimits::default(),
+        ),
+        entry(
+            "helm3",
+            "backend-helm3",
+            PluginWorld::Backend,
+            PluginLimits::default(),
+        ),
+    ];
+    let first = runtime(cache.path()).load_all(&configs);
+    assert_eq!(
+        first.loaded.iter().map(|p| p.name()).collect::<Vec<_>>(),
+        ["git", "helm3"]
+    );
+    assert_eq!(first.failed.len(), 1);
+    assert!(
+        first
+            .loaded
+            .iter()
+            .all(|p| p.cache_outcome() == CacheOutcome::Compiled)
+    );
+
+    let second = runtime(cache.path()).load_all(&configs);
+    assert_eq!(second.loaded.len(), 2);
+    assert!(
+        second
+            .loaded
+            .iter()
+            .all(|p| p.cache_outcome() == CacheOutcome::Hit)
+    );
+}
+
+#[test]
+fn a_corrupt_cache_entry_is_recompiled() {
+    let cache = tempfile::tempdir().unwrap();
+    let config = entry(
+        "git",
+        "source-git",
+        PluginWorld::Source,
+        PluginLimits::default(),
+    );
+    runtime(cache.path()).load(&config).unwrap();
+    for file in std::fs::read_dir(cache.path()).unwrap() {
+        std::fs::write(file.unwrap().path(), b"garbage").unwrap();
+    }
+    let plugin = runtime(cache.path()).load(&config).unwrap();
+    assert_eq!(plugin.cache_outcome(), CacheOutcome::Compiled);
+}

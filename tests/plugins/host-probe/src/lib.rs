@@ -1,0 +1,251 @@
+//! Test component that calls every host import (`log`, `kube`, `git`) and reports what each
+//! returned. Its `template` export takes the probe's instructions as the values JSON:
+//!
+//! ```json
+//! {"namespace": "ns", "deniedNamespace": "kube-system", "waitDeployment": "web",
+//!  "gitUrl": "file:///…", "gitRef": "main", "gitPath": "chart", "deniedGitUrl": "file:///other"}
+//! ```
+//!
+//! and returns a JSON report in `manifest`: one entry per step with its outcome.
+
+wit_bindgen::generate!({ world: "host-probe", path: "wit", generate_all });
+
+use capstan::plugin::types::{ChartArtifact, Error, ErrorCode, Json, ReleaseId, ReleaseInfo};
+use capstan::plugin::{git, kube, log};
+use exports::capstan::plugin::backend::{
+    Guest, Rendered, SyncOptions, SyncOutcome, SyncPlan, SyncRequest, TemplateOptions,
+    UninstallOptions,
+};
+use serde_json::{Value, json};
+
+fn unsupported() -> Error {
+    Error {
+        code: ErrorCode::Unsupported,
+        message: "host-probe only implements template".into(),
+        retryable: false,
+    }
+}
+
+fn outcome<T: std::fmt::Debug>(result: &Result<T, Error>) -> Value {
+    match result {
+        Ok(value) => json!({"ok": format!("{value:?}")}),
+        Err(error) => json!({"error": format!("{:?}", error.code), "message": error.message}),
+    }
+}
+
+fn value_or_message<T: serde::Serialize>(result: Result<T, String>) -> Value {
+    match result {
+        Ok(value) => json!({"ok": value}),
+        Err(message) => json!({"error": message}),
+    }
+}
+
+fn config_map(namespace: &str, data: &str) -> String {
+    json!({
+        "apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "probe", "namespace": namespace, "labels": {"capstan.dev/probe": "yes"}},
+        "data": {"value": data},
+    })
+    .to_string()
+}
+
+fn probe_kube(instructions: &Value, report: &mut serde_json::Map<String, Value>) {
+    let Some(namespace) = instructions["namespace"].as_str() else {
+        return;
+    };
+    let reference = kube::ObjectRef {
+        api_version: "v1".into(),
+        kind: "ConfigMap".into(),
+        namespace: Some(namespace.into()),
+        name: "probe".into(),
+    };
+    report.insert(
+        "create".into(),
+        outcome(&kube::create(&config_map(namespace, "created"))),
+    );
+    report.insert(
+        "create-again".into(),
+        outcome(&kube::create(&config_map(namespace, "again"))),
+    );
+    let applied = kube::apply(&config_map(namespace, "applied"), true);
+    report.insert("apply".into(), outcome(&applied.map(|_| ())));
+    let got = kube::get(&reference);
+    let value = got
+        .as_ref()
+        .ok()
+        .and_then(|o| o.as_ref())
+        .and_then(|s| serde_json::from_str::<Value>(s).ok());
+    report.insert(
+        "get-data".into(),
+        value
+            .map(|v| v["data"]["value"].clone())
+            .unwrap_or(Value::Null),
+    );
+    let listed = kube::list(
+        "v1",
+        "ConfigMap",
+        Some(namespace),
+        Some("capstan.dev/probe=yes"),
+    );
+    report.insert(
+        "list-count".into(),
+        json!(listed.as_ref().map(|l| l.len()).unwrap_or(usize::MAX)),
+    );
+    report.insert(
+        "delete".into(),
+        outcome(&kube::delete(&reference, kube::Propagation::Background)),
+    );
+    report.insert(
+        "delete-again".into(),
+        outcome(&kube::delete(&reference, kube::Propagation::Background)),
+    );
+    report.insert(
+        "get-after-delete".into(),
+        outcome(&kube::get(&reference).map(|o| o.is_some())),
+    );
+    if let Some(denied) = instructions["deniedNamespace"].as_str() {
+        let outside = kube::ObjectRef {
+            namespace: Some(denied.into()),
+            ..reference.clone()
+        };
+        report.insert("get-denied".into(), outcome(&kube::get(&outside)));
+        report.insert(
+            "list-all-namespaces".into(),
+            outcome(&kube::list("v1", "ConfigMap", None, None).map(|l| l.len())),
+        );
+    }
+    if let Some(deployment) = instructions["waitDeployment"].as_str() {
+        let target = kube::ObjectRef {
+            api_version: "apps/v1".into(),
+            kind: "Deployment".into(),
+            namespace: Some(namespace.into()),
+            name: deployment.into(),
+        };
+        let waited = kube::wait_ready(&[target], 60_000);
+        report.insert(
+            "wait-ready".into(),
+            match waited {
+                Ok(states) => json!(
+                    states
+                        .iter()
+                        .map(|s| json!({"ready": s.ready, "message": s.message}))
+                        .collect::<Vec<_>>()
+                ),
+                Err(error) => {
+                    json!({"error": format!("{:?}", error.code), "message": error.message})
+                }
+            },
+        );
+    }
+}
+
+fn probe_git(instructions: &Value, report: &mut serde_json::Map<String, Value>) {
+    let Some(url) = instructions["gitUrl"].as_str() else {
+        return;
+    };
+    let reference = instructions["gitRef"].as_str().unwrap_or("HEAD");
+    let path = instructions["gitPath"].as_str().unwrap_or("");
+    match git::open(url) {
+        Err(error) => {
+            report.insert("git-open".into(), outcome::<()>(&Err(error)));
+        }
+        Ok(repository) => {
+            let commit = repository.resolve(reference);
+            report.insert(
+                "git-resolve".into(),
+                value_or_message(commit.as_ref().map_err(|e| e.message.clone())),
+            );
+            let tags = repository.tags();
+            report.insert(
+                "git-tags".into(),
+                value_or_message(
+                    tags.map(|t| t.into_iter().map(|t| t.name).collect::<Vec<_>>())
+                        .map_err(|e| e.message),
+                ),
+            );
+            if let Ok(commit) = commit {
+                report.insert(
+                    "git-tree-id".into(),
+                    value_or_message(repository.tree_id(&commit, path).map_err(|e| e.message)),
+                );
+                let files = repository.read_tree(&commit, path).map(|files| {
+                    files
+                        .into_iter()
+                        .map(|f| json!({"path": f.path, "size": f.contents.len(), "executable": f.executable}))
+                        .collect::<Vec<_>>()
+                });
+                report.insert(
+                    "git-files".into(),
+                    value_or_message(files.map_err(|e| e.message)),
+                );
+                report.insert(
+                    "git-bad-ref".into(),
+                    outcome(&repository.resolve("no-such-ref")),
+                );
+            }
+        }
+    }
+    if let Some(denied) = instructions["deniedGitUrl"].as_str() {
+        report.insert(
+            "git-open-denied".into(),
+            outcome(&git::open(denied).map(|_| ())),
+        );
+    }
+}
+
+struct Probe;
+
+impl Guest for Probe {
+    fn template(
+        release: ReleaseId,
+        _chart: ChartArtifact,
+        values: Json,
+        _options: TemplateOptions,
+    ) -> Result<Rendered, Error> {
+        let instructions: Value = serde_json::from_str(&values).map_err(|e| Error {
+            code: ErrorCode::InvalidInput,
+            message: e.to_string(),
+            retryable: false,
+        })?;
+        log::log(
+            log::Level::Info,
+            &format!("host-probe: probing for release {}", release.name),
+        );
+        let mut report = serde_json::Map::new();
+        report.insert("log".into(), json!("sent"));
+        probe_kube(&instructions, &mut report);
+        probe_git(&instructions, &mut report);
+        Ok(Rendered {
+            manifest: Value::Object(report).to_string(),
+            hooks: String::new(),
+            notes: None,
+        })
+    }
+    fn sync(_request: SyncRequest) -> Result<SyncOutcome, Error> {
+        Err(unsupported())
+    }
+    fn uninstall(
+        _release: ReleaseId,
+        _options: UninstallOptions,
+    ) -> Result<Option<ReleaseInfo>, Error> {
+        Err(unsupported())
+    }
+    fn status(_release: ReleaseId) -> Result<Option<ReleaseInfo>, Error> {
+        Err(unsupported())
+    }
+    fn history(_release: ReleaseId, _max: u32) -> Result<Vec<ReleaseInfo>, Error> {
+        Err(unsupported())
+    }
+    fn rollback(
+        _release: ReleaseId,
+        _revision: Option<u32>,
+        _options: SyncOptions,
+    ) -> Result<ReleaseInfo, Error> {
+        Err(unsupported())
+    }
+    fn plan(_request: SyncRequest) -> Result<SyncPlan, Error> {
+        Err(unsupported())
+    }
+}
+
+export!(Probe);
