@@ -10,20 +10,20 @@ use serde::Deserialize;
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     /// The file could not be read.
-    #[error("cannot read config file {path}: {source}")]
+    #[error("cannot read config file {path}: {cause}")]
     Read {
         /// The config file.
         path: PathBuf,
         /// The I/O error.
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     /// The file is not valid YAML or does not have the expected shape.
-    #[error("invalid config file {path}: {source}")]
+    #[error("invalid config file {path}: {cause}")]
     Parse {
         /// The config file.
         path: PathBuf,
         /// The parse error, with line and column.
-        source: serde_yaml::Error,
+        cause: serde_yaml::Error,
     },
     /// The file parsed but says something inconsistent.
     #[error("invalid config file {path}: {message}")]
@@ -164,9 +164,9 @@ impl Config {
     /// Read, parse and validate a config file; relative plugin paths are resolved against
     /// the file's folder.
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        let text = std::fs::read_to_string(path).map_err(|cause| ConfigError::Read {
             path: path.to_owned(),
-            source,
+            cause,
         })?;
         let base = path.parent().unwrap_or(Path::new("."));
         Config::parse(&text, path, base)
@@ -175,9 +175,9 @@ impl Config {
     /// Parse and validate config text; `origin` names it in errors.
     pub fn parse(text: &str, origin: &Path, base: &Path) -> Result<Config, ConfigError> {
         let mut config: Config =
-            serde_yaml::from_str(text).map_err(|source| ConfigError::Parse {
+            serde_yaml::from_str(text).map_err(|cause| ConfigError::Parse {
                 path: origin.to_owned(),
-                source,
+                cause,
             })?;
         for plugin in &mut config.plugins {
             if plugin.path.is_relative() {

@@ -42,14 +42,14 @@ pub struct RuntimeError(String);
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
     /// The file could not be read.
-    #[error("plugin `{name}`: cannot read {path}: {source}")]
+    #[error("plugin `{name}`: cannot read {path}: {cause}")]
     Read {
         /// Plugin name.
         name: String,
         /// Component file.
         path: PathBuf,
         /// I/O error.
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     /// The file is not a WebAssembly component.
     #[error(
@@ -277,10 +277,10 @@ impl PluginRuntime {
             config.world.export_interface(),
             &SUPPORTED_PACKAGE["capstan:plugin@".len()..]
         );
-        let bytes = std::fs::read(&path).map_err(|source| LoadError::Read {
+        let bytes = std::fs::read(&path).map_err(|cause| LoadError::Read {
             name: name.clone(),
             path: path.clone(),
-            source,
+            cause,
         })?;
         let found = match inspect::binary_kind(&bytes) {
             BinaryKind::Component => None,
@@ -403,10 +403,10 @@ impl PluginRuntime {
 /// Describe any component file (for `capstan plugin inspect`), compiling it with `engine`.
 pub fn describe_file(engine: &Engine, path: &Path) -> Result<ComponentDescription, LoadError> {
     let name = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|source| LoadError::Read {
+    let bytes = std::fs::read(path).map_err(|cause| LoadError::Read {
         name: name.clone(),
         path: path.to_owned(),
-        source,
+        cause,
     })?;
     let found = match inspect::binary_kind(&bytes) {
         BinaryKind::Component => None,

@@ -29,7 +29,9 @@ fn unsupported() -> Error {
 fn outcome<T: std::fmt::Debug>(result: &Result<T, Error>) -> Value {
     match result {
         Ok(value) => json!({"ok": format!("{value:?}")}),
-        Err(error) => json!({"error": format!("{:?}", error.code), "message": error.message}),
+        Err(error) => {
+            json!({"error": format!("{:?}", error.code).trim_start_matches("ErrorCode::"), "message": error.message})
+        }
     }
 }
 

@@ -1,0 +1,113 @@
+//! Integration tests against a real control plane on 127.0.0.1 (etcd, kube-apiserver,
+//! kube-controller-manager, kube-scheduler, kwok) and the real `helm` CLI.
+//!
+//! A custom runner (no libtest) so that the cluster this binary starts is always stopped,
+//! whatever the tests do: each test runs in its own task, a panic fails that test only,
+//! and teardown runs before the process exits. Pass a substring to run matching tests.
+
+mod harness;
+mod host_imports;
+mod kwok_and_helm;
+mod operator;
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use harness::Cluster;
+
+type TestFuture = Pin<Box<dyn Future<Output = ()> + Send>>;
+type TestFn = fn(Arc<Cluster>) -> TestFuture;
+
+const TESTS: &[(&str, TestFn)] = &[
+    ("kwok_brings_deployment_pods_to_ready", |c| {
+        Box::pin(kwok_and_helm::kwok_brings_deployment_pods_to_ready(c))
+    }),
+    ("real_helm_installs_and_lists_a_local_chart", |c| {
+        Box::pin(kwok_and_helm::real_helm_installs_and_lists_a_local_chart(c))
+    }),
+    ("host_probe_exercises_every_host_import", |c| {
+        Box::pin(host_imports::host_probe_exercises_every_host_import(c))
+    }),
+    ("capstan_run_loads_plugins_and_serves_health", |c| {
+        Box::pin(operator::capstan_run_loads_plugins_and_serves_health(c))
+    }),
+];
+
+/// Longest a single test may take before it is failed.
+const TEST_TIMEOUT: Duration = Duration::from_secs(300);
+
+fn main() -> std::process::ExitCode {
+    let filter: Option<String> = std::env::args().skip(1).find(|a| !a.starts_with('-'));
+    let selected: Vec<_> = TESTS
+        .iter()
+        .filter(|(name, _)| filter.as_deref().is_none_or(|f| name.contains(f)))
+        .collect();
+    if std::env::args().any(|a| a == "--list") {
+        for (name, _) in &selected {
+            println!("{name}: test");
+        }
+        return std::process::ExitCode::SUCCESS;
+    }
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("cannot start tokio: {error}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    let cluster = match Cluster::start_or_reuse() {
+        Ok(cluster) => Arc::new(cluster),
+        Err(error) => {
+            eprintln!("cannot start the control plane: {error}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    println!(
+        "\nrunning {} integration tests against {}",
+        selected.len(),
+        cluster.kubeconfig().display()
+    );
+    let mut failed = Vec::new();
+    let started = Instant::now();
+    for (name, test) in &selected {
+        let test_started = Instant::now();
+        let outcome = runtime.block_on(async {
+            let task = tokio::spawn(test(Arc::clone(&cluster)));
+            tokio::time::timeout(TEST_TIMEOUT, task).await
+        });
+        let verdict = match outcome {
+            Ok(Ok(())) => "ok",
+            Ok(Err(_panic)) => "FAILED",
+            Err(_elapsed) => "FAILED (timed out)",
+        };
+        println!(
+            "test {name} ... {verdict} ({:.1}s)",
+            test_started.elapsed().as_secs_f64()
+        );
+        if verdict != "ok" {
+            failed.push(*name);
+        }
+    }
+    drop(runtime);
+    let passed = selected.len() - failed.len();
+    // Tear down before reporting so that a failing run still stops its processes.
+    drop(cluster);
+    println!(
+        "\ntest result: {}. {passed} passed; {} failed; finished in {:.1}s",
+        if failed.is_empty() { "ok" } else { "FAILED" },
+        failed.len(),
+        started.elapsed().as_secs_f64()
+    );
+    if failed.is_empty() {
+        std::process::ExitCode::SUCCESS
+    } else {
+        println!("failures: {}", failed.join(", "));
+        std::process::ExitCode::FAILURE
+    }
+}
