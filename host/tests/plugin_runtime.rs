@@ -385,3 +385,84 @@ fn a_corrupt_cache_entry_is_recompiled() {
     let plugin = runtime(cache.path()).load(&config).unwrap();
     assert_eq!(plugin.cache_outcome(), CacheOutcome::Compiled);
 }
+
+#[test]
+fn the_example_configuration_loads_every_plugin() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy/capstan.example.yaml");
+    let config = capstan::config::Config::load(&path).unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let report = runtime(cache.path()).load_all(&config.plugins);
+    assert!(
+        report.failed.is_empty(),
+        "{:?}",
+        report
+            .failed
+            .iter()
+            .map(|e| e.to_string())
+            .collect::<Vec<_>>()
+    );
+    let names: Vec<_> = report.loaded.iter().map(|p| p.name()).collect();
+    assert_eq!(names, ["git", "helm-repo", "helm3", "helm2"]);
+    assert_eq!(config.backends.default.as_deref(), Some("helm3"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn calls_beyond_the_instance_slots_wait_for_a_slot_instead_of_failing() {
+    let cache = tempfile::tempdir().unwrap();
+    let mut runtime = runtime(cache.path());
+    runtime
+        .load(&entry(
+            "spin",
+            "test-spin-forever",
+            PluginWorld::Source,
+            PluginLimits {
+                memory_mib: 32,
+                timeout_ms: 3_000,
+            },
+        ))
+        .unwrap();
+    let quick = PluginLimits {
+        memory_mib: 32,
+        timeout_ms: 30_000,
+    };
+    runtime
+        .load(&entry(
+            "quick",
+            "test-spin-forever",
+            PluginWorld::Source,
+            quick,
+        ))
+        .unwrap();
+    let spin = std::sync::Arc::new(runtime.source("spin").unwrap());
+    let quick = std::sync::Arc::new(runtime.source("quick").unwrap());
+    // Fill every instance slot with a looping call...
+    let spinning: Vec<_> = (0..capstan::plugins::MAX_CONCURRENT_CALLS)
+        .map(|_| {
+            let spin = spin.clone();
+            tokio::spawn(async move { spin.resolve(&request("spin"), Grants::default()).await })
+        })
+        .collect();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while runtime.calls_in_flight() < capstan::plugins::MAX_CONCURRENT_CALLS as usize {
+        assert!(
+            Instant::now() < deadline,
+            "slots never filled: {}",
+            runtime.calls_in_flight()
+        );
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    // ...then normal calls must wait for a slot and succeed, not fail for want of one.
+    let waiting: Vec<_> = (0..16)
+        .map(|_| {
+            let quick = quick.clone();
+            tokio::spawn(async move { quick.resolve(&request("ok"), Grants::default()).await })
+        })
+        .collect();
+    for task in waiting {
+        assert_eq!(task.await.unwrap().unwrap().id, "ok");
+    }
+    for task in spinning {
+        let error = task.await.unwrap().unwrap_err();
+        assert!(matches!(error.cause, CallFailure::Deadline(_)), "{error}");
+    }
+}

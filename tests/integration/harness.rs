@@ -50,7 +50,7 @@ impl Cluster {
         let kubeconfig = dir.join("kubeconfig");
         let running = kubeconfig.is_file()
             && dir.join("pids").is_file()
-            && run(&mut Command::new(tools.join("kubectl"))
+            && run(Command::new(tools.join("kubectl"))
                 .arg("--kubeconfig")
                 .arg(&kubeconfig)
                 .args(["get", "--raw", "/readyz"]))
@@ -59,7 +59,7 @@ impl Cluster {
             println!("reusing the control plane in {}", dir.display());
         } else {
             println!("starting a control plane in {}", dir.display());
-            let up = run(&mut Command::new(root.join("tests/cluster/up")).arg(&dir))?;
+            let up = run(Command::new(root.join("tests/cluster/up")).arg(&dir))?;
             print!("{up}");
         }
         Ok(Cluster {
@@ -126,7 +126,7 @@ impl Cluster {
 impl Drop for Cluster {
     fn drop(&mut self) {
         if self.started_here {
-            match run(&mut Command::new(repo_root().join("tests/cluster/down")).arg(&self.dir)) {
+            match run(Command::new(repo_root().join("tests/cluster/down")).arg(&self.dir)) {
                 Ok(out) => print!("{out}"),
                 Err(e) => eprintln!("{e}"),
             }

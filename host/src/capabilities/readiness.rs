@@ -49,8 +49,9 @@ pub fn judge(kind: &str, object: Option<&Value>) -> Verdict {
     };
     let generation = int(object, "/metadata/generation");
     let observed = int(object, "/status/observedGeneration");
-    let stale = object.pointer("/status/observedGeneration").is_some() && observed < generation
-        || matches!(kind, "Deployment" | "StatefulSet" | "DaemonSet") && observed < generation;
+    let stale = observed < generation
+        && (object.pointer("/status/observedGeneration").is_some()
+            || matches!(kind, "Deployment" | "StatefulSet" | "DaemonSet"));
     match kind {
         "Deployment" | "StatefulSet" | "ReplicaSet" => {
             if stale {

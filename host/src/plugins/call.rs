@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use tokio::sync::Semaphore;
 use tracing::Instrument;
 use wasmtime::component::ResourceTable;
 use wasmtime::{Engine, ResourceLimiter, Store, UpdateDeadline};
@@ -80,6 +81,18 @@ impl std::fmt::Display for DeadlineReached {
 
 impl std::error::Error for DeadlineReached {}
 
+/// Raised when the runtime's call slots are closed (the runtime is shutting down).
+#[derive(Debug)]
+struct RuntimeClosed;
+
+impl std::fmt::Display for RuntimeClosed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the plugin runtime is shutting down")
+    }
+}
+
+impl std::error::Error for RuntimeClosed {}
+
 /// Why a plugin call failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CallFailure {
@@ -145,6 +158,7 @@ impl CallError {
 /// Bookkeeping of one call outside its store: what to name in errors and metrics, and the
 /// flag the memory limiter raises.
 pub(crate) struct CallGuard {
+    call_slots: Arc<Semaphore>,
     plugin: Arc<str>,
     function: &'static str,
     timeout: Duration,
@@ -153,15 +167,22 @@ pub(crate) struct CallGuard {
     metrics: Option<Arc<PluginMetrics>>,
 }
 
+/// What every call shares: the engine, the instance slots, the metrics.
+#[derive(Clone, Copy)]
+pub(crate) struct CallRuntime<'a> {
+    pub(crate) engine: &'a Engine,
+    pub(crate) call_slots: &'a Arc<Semaphore>,
+    pub(crate) metrics: &'a Option<Arc<PluginMetrics>>,
+}
+
 /// Make the store of one call.
 pub(crate) fn start(
-    engine: &Engine,
+    runtime: CallRuntime<'_>,
     plugin: &Arc<str>,
     function: &'static str,
     limits: &PluginLimits,
     wasi_grants: &WasiGrants,
     grants: Grants,
-    metrics: Option<Arc<PluginMetrics>>,
 ) -> (Store<CallState>, CallGuard) {
     let mut wasi = WasiCtxBuilder::new();
     for (key, value) in &wasi_grants.env {
@@ -181,7 +202,7 @@ pub(crate) fn start(
         grants,
         plugin: Arc::clone(plugin),
     };
-    let mut store = Store::new(engine, state);
+    let mut store = Store::new(runtime.engine, state);
     store.limiter(|state| &mut state.limiter);
     let timeout = Duration::from_millis(limits.timeout_ms);
     let deadline = Instant::now() + timeout;
@@ -196,12 +217,13 @@ pub(crate) fn start(
         }
     });
     let guard = CallGuard {
+        call_slots: Arc::clone(runtime.call_slots),
         plugin: Arc::clone(plugin),
         function,
         timeout,
         memory_mib: limits.memory_mib,
         refused,
-        metrics,
+        metrics: runtime.metrics.clone(),
     };
     (store, guard)
 }
@@ -216,6 +238,15 @@ impl CallGuard {
         let span =
             tracing::info_span!("plugin_call", plugin = %self.plugin, function = self.function);
         let started = Instant::now();
+        // Wait for an instance slot; the wait counts against the call's deadline.
+        let call = async {
+            let _slot = self
+                .call_slots
+                .acquire()
+                .await
+                .map_err(|_| wasmtime::Error::new(RuntimeClosed))?;
+            call.await
+        };
         let outcome = tokio::time::timeout(self.timeout, call)
             .instrument(span.clone())
             .await;

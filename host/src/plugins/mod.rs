@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use tokio::sync::Semaphore;
 use wasmtime::component::{HasSelf, Linker};
 use wasmtime::{Config as EngineConfig, Engine};
 
@@ -28,6 +29,10 @@ use self::inspect::{BinaryKind, ComponentDescription, SUPPORTED_PACKAGE, WorldMi
 use crate::capabilities::Grants;
 use crate::config::{PluginConfig, PluginWorld};
 use crate::telemetry::PluginMetrics;
+
+/// Most plugin calls in flight at once; further calls wait for a slot. Sized with the
+/// pooling allocator below, which preallocates this many instance slots.
+pub const MAX_CONCURRENT_CALLS: u32 = 256;
 
 /// How often the engine's epoch advances: the granularity of call deadlines and of a busy
 /// guest yielding to other tasks.
@@ -186,6 +191,7 @@ pub struct PluginRuntime {
     cache: CompiledCache,
     plugins: BTreeMap<String, Arc<LoadedPlugin>>,
     metrics: Option<Arc<PluginMetrics>>,
+    call_slots: Arc<Semaphore>,
 }
 
 /// Build the engine used for plugins: Cranelift, component model, epoch interruption.
@@ -194,6 +200,16 @@ pub fn engine() -> Result<Engine, RuntimeError> {
     config.wasm_component_model(true);
     config.epoch_interruption(true);
     config.cranelift_opt_level(wasmtime::OptLevel::Speed);
+    // Pooling reuses instance slots, memories and async stacks between calls: measured
+    // 51 µs -> 36 µs for a fresh instance plus a trivial call (benches/plugin_call.rs).
+    let mut pooling = wasmtime::PoolingAllocationConfig::default();
+    pooling
+        .total_component_instances(MAX_CONCURRENT_CALLS)
+        .total_core_instances(MAX_CONCURRENT_CALLS * 8)
+        .total_memories(MAX_CONCURRENT_CALLS * 2)
+        .total_tables(MAX_CONCURRENT_CALLS * 4)
+        .total_stacks(MAX_CONCURRENT_CALLS);
+    config.allocation_strategy(wasmtime::InstanceAllocationStrategy::Pooling(pooling));
     Engine::new(&config).map_err(|e| RuntimeError(format!("{e:#}")))
 }
 
@@ -241,6 +257,7 @@ impl PluginRuntime {
             cache: CompiledCache::new(cache_dir),
             plugins: BTreeMap::new(),
             metrics,
+            call_slots: Arc::new(Semaphore::new(MAX_CONCURRENT_CALLS as usize)),
         })
     }
 
@@ -343,6 +360,11 @@ impl PluginRuntime {
         Ok(plugin)
     }
 
+    /// Plugin calls currently holding an instance slot.
+    pub fn calls_in_flight(&self) -> usize {
+        MAX_CONCURRENT_CALLS as usize - self.call_slots.available_permits()
+    }
+
     /// Every loaded plugin, by name.
     pub fn plugins(&self) -> impl Iterator<Item = &Arc<LoadedPlugin>> {
         self.plugins.values()
@@ -364,6 +386,7 @@ impl PluginRuntime {
             engine: self.engine.clone(),
             plugin: Arc::clone(plugin),
             metrics: self.metrics.clone(),
+            call_slots: Arc::clone(&self.call_slots),
         })
     }
 
@@ -434,6 +457,7 @@ struct Handle {
     engine: Engine,
     plugin: Arc<LoadedPlugin>,
     metrics: Option<Arc<PluginMetrics>>,
+    call_slots: Arc<Semaphore>,
 }
 
 impl Handle {
@@ -443,14 +467,18 @@ impl Handle {
         grants: Grants,
     ) -> (wasmtime::Store<CallState>, call::CallGuard) {
         let config = &self.plugin.config;
+        let runtime = call::CallRuntime {
+            engine: &self.engine,
+            call_slots: &self.call_slots,
+            metrics: &self.metrics,
+        };
         call::start(
-            &self.engine,
+            runtime,
             &self.plugin.name,
             function,
             &config.limits,
             &config.wasi,
             grants,
-            self.metrics.clone(),
         )
     }
 }
