@@ -35,7 +35,8 @@ clippy:
 ## Unit tests and component tests (no cluster needed).
 unit-test: plugins
 	$(CARGO) test -p capstan --lib --bins
-	$(CARGO) test -p capstan --test plugin_runtime
+	$(CARGO) test -p capstan-source-git --lib
+	$(CARGO) test -p capstan --test plugin_runtime --test source_sync
 
 ## Control-plane binaries (Go, cached by version outside the checkout).
 tools:

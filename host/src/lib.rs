@@ -8,4 +8,5 @@
 pub mod capabilities;
 pub mod config;
 pub mod plugins;
+pub mod sources;
 pub mod telemetry;

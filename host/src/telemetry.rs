@@ -83,6 +83,67 @@ impl PluginMetrics {
     }
 }
 
+/// Labels of one mirror fetch.
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct FetchLabels {
+    /// `ok` or `error`.
+    pub outcome: String,
+}
+
+/// Metrics of source sync.
+pub struct SourceMetrics {
+    /// Mirrors currently tracked (referenced, or within their grace period).
+    pub live_mirrors: Gauge,
+    /// Mirrors removed because nothing referenced them.
+    pub mirrors_collected: Counter,
+    fetches: Family<FetchLabels, Counter>,
+}
+
+impl SourceMetrics {
+    /// Create the metrics and register them in `registry`.
+    pub fn register(registry: &mut Registry) -> Arc<Self> {
+        let metrics = SourceMetrics {
+            live_mirrors: Gauge::default(),
+            mirrors_collected: Counter::default(),
+            fetches: Family::default(),
+        };
+        registry.register(
+            "capstan_git_mirrors",
+            "Git mirrors currently kept",
+            metrics.live_mirrors.clone(),
+        );
+        registry.register(
+            "capstan_git_mirrors_collected",
+            "Git mirrors removed because no release used them",
+            metrics.mirrors_collected.clone(),
+        );
+        registry.register(
+            "capstan_git_fetches",
+            "Git mirror fetches by outcome",
+            metrics.fetches.clone(),
+        );
+        Arc::new(metrics)
+    }
+
+    /// Count one fetch.
+    pub fn fetch(&self, outcome: &str) {
+        self.fetches
+            .get_or_create(&FetchLabels {
+                outcome: outcome.into(),
+            })
+            .inc();
+    }
+
+    /// Fetches counted with `outcome`.
+    pub fn fetches(&self, outcome: &str) -> u64 {
+        self.fetches
+            .get_or_create(&FetchLabels {
+                outcome: outcome.into(),
+            })
+            .get()
+    }
+}
+
 /// Log format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum LogFormat {

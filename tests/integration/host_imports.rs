@@ -6,12 +6,14 @@ use std::process::Command;
 use std::sync::Arc;
 
 use capstan::capabilities::Grants;
-use capstan::capabilities::git::{GitGrant, MirrorStore};
+use capstan::capabilities::git::GitGrant;
 use capstan::capabilities::kube::{DiscoveryCache, KubeGrant};
 use capstan::config::{PluginConfig, PluginLimits, PluginWorld, WasiGrants};
 use capstan::plugins::PluginRuntime;
 use capstan::plugins::bindings::backend::exports::capstan::plugin::backend::TemplateOptions;
 use capstan::plugins::bindings::types::{ChartArtifact, ChartMetadata, ReleaseId};
+use capstan::sources::MirrorKey;
+use capstan::sources::mirrors::MirrorStore;
 use serde_json::{Value, json};
 
 use crate::harness::{Cluster, repo_root};
@@ -106,19 +108,15 @@ pub async fn host_probe_exercises_every_host_import(cluster: Arc<Cluster>) {
     let head = chart_repository(repository.path());
     let url = format!("file://{}", repository.path().display());
     let mirrors_dir = tempfile::tempdir().unwrap();
-    let mirrors = Arc::new(MirrorStore::new(mirrors_dir.path()));
-    mirrors.sync(&url).await.unwrap();
-    // The mirror's folder name says nothing about the URL.
-    let mirror_name = mirrors
-        .path_of(&url)
-        .file_name()
-        .unwrap()
-        .to_string_lossy()
-        .into_owned();
-    assert!(
-        !mirror_name.contains("tmp") && mirror_name.len() == 32,
-        "{mirror_name}"
-    );
+    let mirrors = Arc::new(MirrorStore::new(
+        mirrors_dir.path(),
+        std::time::Duration::from_secs(60),
+    ));
+    let key = MirrorKey {
+        url: url.clone(),
+        credentials: None,
+    };
+    let mirror = mirrors.fetch(&key, None).await.unwrap();
 
     let cache = tempfile::tempdir().unwrap();
     let mut runtime = PluginRuntime::new(cache.path(), None).unwrap();
@@ -143,7 +141,7 @@ pub async fn host_probe_exercises_every_host_import(cluster: Arc<Cluster>) {
             [namespace.clone()],
             [],
         )),
-        git: Some(GitGrant::new(Arc::clone(&mirrors), url.clone())),
+        git: Some(GitGrant::new(url.clone(), mirror)),
     };
     let instructions = json!({
         "namespace": namespace,

@@ -1,12 +1,10 @@
-//! The `git` host interface and the mirrors behind it. The host owns bare mirrors (one per
-//! repository URL, named by a hash so that URLs and credentials never appear on disk); a
-//! plugin call may open only the mirror of the source it is handling, and only reads.
+//! The `git` host interface: read access to the host's mirrors (see
+//! [`crate::sources::mirrors`]). A plugin call may open only the mirror of the source it
+//! is handling, and only reads.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use git2::{ObjectType, Oid, Repository, TreeWalkMode, TreeWalkResult};
-use sha2::{Digest, Sha256};
 use wasmtime::component::Resource;
 
 use super::error;
@@ -17,95 +15,19 @@ use crate::plugins::call::CallState;
 /// Largest total size of the files one `read-tree` call returns.
 pub const MAX_TREE_BYTES: usize = 64 << 20;
 
-/// Errors of mirror maintenance (host side).
-#[derive(Debug, thiserror::Error)]
-pub enum MirrorError {
-    /// A git operation failed.
-    #[error("git mirror of {url}: {message}")]
-    Git {
-        /// Repository URL (never with credentials).
-        url: String,
-        /// What failed.
-        message: String,
-    },
-}
-
-/// A folder of bare git mirrors.
-#[derive(Debug)]
-pub struct MirrorStore {
-    dir: PathBuf,
-}
-
-impl MirrorStore {
-    /// Mirrors kept under `dir`.
-    pub fn new(dir: impl Into<PathBuf>) -> Self {
-        MirrorStore { dir: dir.into() }
-    }
-
-    /// Folder of the mirror of `url`.
-    pub fn path_of(&self, url: &str) -> PathBuf {
-        let digest = hex::encode(Sha256::digest(url.as_bytes()));
-        self.dir.join(&digest[..32])
-    }
-
-    /// Create the mirror of `url` if needed and fetch every branch and tag into it.
-    /// Blocking: call from a blocking thread.
-    pub fn sync_blocking(&self, url: &str) -> Result<PathBuf, MirrorError> {
-        let failed = |e: git2::Error| MirrorError::Git {
-            url: url.to_owned(),
-            message: e.message().to_owned(),
-        };
-        let path = self.path_of(url);
-        let repository = match Repository::open_bare(&path) {
-            Ok(repository) => repository,
-            Err(_) => {
-                std::fs::create_dir_all(&path).map_err(|e| MirrorError::Git {
-                    url: url.to_owned(),
-                    message: e.to_string(),
-                })?;
-                Repository::init_bare(&path).map_err(failed)?
-            }
-        };
-        let mut remote = repository.remote_anonymous(url).map_err(failed)?;
-        remote
-            .fetch(
-                &["+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*"],
-                None,
-                None,
-            )
-            .map_err(failed)?;
-        Ok(path)
-    }
-
-    /// Async wrapper of [`MirrorStore::sync_blocking`].
-    pub async fn sync(self: &Arc<Self>, url: &str) -> Result<PathBuf, MirrorError> {
-        let store = Arc::clone(self);
-        let url = url.to_owned();
-        let owned_url = url.clone();
-        tokio::task::spawn_blocking(move || store.sync_blocking(&url))
-            .await
-            .unwrap_or_else(|e| {
-                Err(MirrorError::Git {
-                    url: owned_url,
-                    message: format!("mirror task failed: {e}"),
-                })
-            })
-    }
-}
-
 /// Read access to the mirror of one repository, for one plugin call.
 #[derive(Debug, Clone)]
 pub struct GitGrant {
-    store: Arc<MirrorStore>,
     url: String,
+    mirror: PathBuf,
 }
 
 impl GitGrant {
-    /// Grant reading the mirror of `url` from `store`.
-    pub fn new(store: Arc<MirrorStore>, url: impl Into<String>) -> Self {
+    /// Grant reading `mirror` (a bare repository kept by the host) as the repository `url`.
+    pub fn new(url: impl Into<String>, mirror: impl Into<PathBuf>) -> Self {
         GitGrant {
-            store,
             url: url.into(),
+            mirror: mirror.into(),
         }
     }
 }
@@ -210,7 +132,7 @@ impl Host for CallState {
                 format!("repository `{url}` is not the source of this call"),
             ));
         }
-        let path = grant.store.path_of(&url);
+        let path = grant.mirror.clone();
         if !path.is_dir() {
             return Err(error(
                 ErrorCode::Unavailable,

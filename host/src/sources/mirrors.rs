@@ -1,0 +1,249 @@
+//! Bare git mirrors owned by the host, one per [`MirrorKey`] (URL + credentials), under a
+//! cache folder. Folder names are a hash of the key, so URLs and credentials never appear
+//! on disk; credentials never appear in errors or logs either.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use git2::{FetchOptions, RemoteCallbacks, Repository};
+use sha2::{Digest, Sha256};
+
+use super::MirrorKey;
+
+/// Credentials for one repository, read from a Kubernetes Secret by the caller.
+#[derive(Clone, PartialEq, Eq)]
+pub enum GitCredentials {
+    /// HTTPS basic auth (`username`, `password` keys of the Secret).
+    Basic {
+        /// User name.
+        username: String,
+        /// Password or token.
+        password: String,
+    },
+    /// An SSH private key (`identity` key of the Secret), for `ssh://` URLs.
+    SshKey {
+        /// User name (usually `git`).
+        username: String,
+        /// PEM private key.
+        private_key: String,
+    },
+}
+
+impl fmt::Debug for GitCredentials {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            GitCredentials::Basic { username, .. } => write!(
+                f,
+                "Basic {{ username: {username:?}, password: <redacted> }}"
+            ),
+            GitCredentials::SshKey { username, .. } => write!(
+                f,
+                "SshKey {{ username: {username:?}, private_key: <redacted> }}"
+            ),
+        }
+    }
+}
+
+/// Why a mirror could not be fetched. Names the repository, never its credentials.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("fetching {url}: {message}")]
+pub struct MirrorError {
+    /// Repository URL.
+    pub url: String,
+    /// What failed.
+    pub message: String,
+}
+
+/// A folder of bare mirrors.
+#[derive(Debug)]
+pub struct MirrorStore {
+    dir: PathBuf,
+    timeout: Duration,
+}
+
+impl MirrorStore {
+    /// Mirrors under `dir`; each fetch is abandoned after `timeout`.
+    pub fn new(dir: impl Into<PathBuf>, timeout: Duration) -> Self {
+        MirrorStore {
+            dir: dir.into(),
+            timeout,
+        }
+    }
+
+    /// The cache folder.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Folder of the mirror of `key`.
+    pub fn path_of(&self, key: &MirrorKey) -> PathBuf {
+        let mut hash = Sha256::new();
+        hash.update(key.url.as_bytes());
+        if let Some(secret) = &key.credentials {
+            hash.update([0]);
+            hash.update(secret.namespace.as_bytes());
+            hash.update([0]);
+            hash.update(secret.name.as_bytes());
+        }
+        self.dir.join(&hex::encode(hash.finalize())[..32])
+    }
+
+    /// Mirror folders present on disk.
+    pub fn on_disk(&self) -> std::io::Result<Vec<PathBuf>> {
+        match std::fs::read_dir(&self.dir) {
+            Ok(entries) => {
+                let mut found = Vec::new();
+                for entry in entries {
+                    let entry = entry?;
+                    if entry.file_type()?.is_dir() {
+                        found.push(entry.path());
+                    }
+                }
+                found.sort();
+                Ok(found)
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Create the mirror of `key` if needed and fetch every branch and tag into it.
+    /// Blocking: run on a blocking thread.
+    pub fn fetch_blocking(
+        &self,
+        key: &MirrorKey,
+        credentials: Option<&GitCredentials>,
+    ) -> Result<PathBuf, MirrorError> {
+        let url = &key.url;
+        let failed = |message: String| MirrorError {
+            url: url.clone(),
+            message,
+        };
+        let path = self.path_of(key);
+        let repository = match Repository::open_bare(&path) {
+            Ok(repository) => repository,
+            Err(_) => {
+                std::fs::create_dir_all(&path)
+                    .map_err(|e| failed(format!("cannot create the mirror folder: {e}")))?;
+                Repository::init_bare(&path).map_err(|e| failed(e.message().to_owned()))?
+            }
+        };
+        let deadline = Instant::now() + self.timeout;
+        let timeout = self.timeout;
+        let mut callbacks = RemoteCallbacks::new();
+        let mut attempts = 0;
+        callbacks.credentials(move |_url, username_from_url, allowed| {
+            attempts += 1;
+            if attempts > 1 {
+                return Err(git2::Error::from_str(
+                    "authentication failed (credentials rejected)",
+                ));
+            }
+            match credentials {
+                Some(GitCredentials::Basic { username, password })
+                    if allowed.is_user_pass_plaintext() =>
+                {
+                    git2::Cred::userpass_plaintext(username, password)
+                }
+                Some(GitCredentials::SshKey {
+                    username,
+                    private_key,
+                }) if allowed.is_ssh_key() => git2::Cred::ssh_key_from_memory(
+                    username_from_url.unwrap_or(username),
+                    None,
+                    private_key,
+                    None,
+                ),
+                Some(_) => Err(git2::Error::from_str(
+                    "the credentials do not fit what the server asks for",
+                )),
+                None => Err(git2::Error::from_str(
+                    "the server asks for credentials and none are configured",
+                )),
+            }
+        });
+        callbacks.transfer_progress(move |_| Instant::now() < deadline);
+        let mut options = FetchOptions::new();
+        options.remote_callbacks(callbacks);
+        options.prune(git2::FetchPrune::On);
+        let mut remote = repository
+            .remote_anonymous(url)
+            .map_err(|e| failed(e.message().to_owned()))?;
+        remote
+            .fetch(
+                &["+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*"],
+                Some(&mut options),
+                None,
+            )
+            .map_err(|e| {
+                if Instant::now() >= deadline {
+                    failed(format!("timed out after {} s", timeout.as_secs()))
+                } else {
+                    failed(e.message().to_owned())
+                }
+            })?;
+        Ok(path)
+    }
+
+    /// [`MirrorStore::fetch_blocking`] on a blocking thread.
+    pub async fn fetch(
+        self: &Arc<Self>,
+        key: &MirrorKey,
+        credentials: Option<GitCredentials>,
+    ) -> Result<PathBuf, MirrorError> {
+        let store = Arc::clone(self);
+        let owned = key.clone();
+        tokio::task::spawn_blocking(move || store.fetch_blocking(&owned, credentials.as_ref()))
+            .await
+            .unwrap_or_else(|e| {
+                Err(MirrorError {
+                    url: key.url.clone(),
+                    message: format!("fetch task failed: {e}"),
+                })
+            })
+    }
+
+    /// Remove the mirror of `key` from disk.
+    pub fn remove(&self, key: &MirrorKey) -> std::io::Result<()> {
+        match std::fs::remove_dir_all(self.path_of(key)) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            other => other,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sources::SecretRef;
+
+    #[test]
+    fn folder_names_reveal_neither_url_nor_credentials() {
+        let store = MirrorStore::new("/cache", Duration::from_secs(1));
+        let plain = MirrorKey {
+            url: "https://example.com/charts.git".into(),
+            credentials: None,
+        };
+        let with_secret = MirrorKey {
+            credentials: Some(SecretRef {
+                namespace: "a".into(),
+                name: "token".into(),
+            }),
+            ..plain.clone()
+        };
+        let (p1, p2) = (store.path_of(&plain), store.path_of(&with_secret));
+        assert_ne!(p1, p2);
+        for path in [p1, p2] {
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            assert_eq!(name.len(), 32);
+            assert!(!name.contains("example") && !name.contains("token"));
+        }
+        let secret = GitCredentials::Basic {
+            username: "u".into(),
+            password: "hunter2".into(),
+        };
+        assert!(!format!("{secret:?}").contains("hunter2"));
+    }
+}

@@ -1,0 +1,487 @@
+//! Source sync against real git repositories (file:// and a real `git daemon` on
+//! 127.0.0.1) with the real `source-git` component: sharing, path-aware change detection,
+//! refs, errors that name the source, and no leaked mirrors under churn.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use capstan::config::{PluginConfig, PluginLimits, PluginWorld, WasiGrants};
+use capstan::plugins::PluginRuntime;
+use capstan::sources::artifacts::ArtifactStore;
+use capstan::sources::mirrors::{GitCredentials, MirrorStore};
+use capstan::sources::sync::{CredentialsLookup, NoCredentials, SourceSync, SourceSyncOptions};
+use capstan::sources::{GitChartSource, GitReference, MirrorKey, ReleaseKey, SecretRef};
+use capstan::telemetry::SourceMetrics;
+
+const INTERVAL: Duration = Duration::from_secs(60);
+const GRACE: Duration = Duration::from_secs(300);
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let output = Command::new("git")
+        .args([
+            "-c",
+            "user.name=Capstan Test",
+            "-c",
+            "user.email=test@capstan.invalid",
+            "-c",
+            "init.defaultBranch=main",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("git");
+    assert!(
+        output.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).trim().to_owned()
+}
+
+fn write(dir: &Path, path: &str, contents: &str) {
+    let path = dir.join(path);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, contents).unwrap();
+}
+
+/// A repository with a chart in `chart/` and unrelated files beside it; tagged v1.0.0.
+fn chart_repository(dir: &Path, name: &str) {
+    std::fs::create_dir_all(dir).unwrap();
+    write(dir, "README.md", "docs\n");
+    write(
+        dir,
+        "chart/Chart.yaml",
+        &format!("apiVersion: v2\nname: {name}\nversion: 1.0.0\n"),
+    );
+    write(dir, "chart/templates/cm.yaml", "kind: ConfigMap\n");
+    write(
+        dir,
+        "other/Chart.yaml",
+        "apiVersion: v2\nname: other\nversion: 2.0.0\n",
+    );
+    git(dir, &["init", "-q"]);
+    git(dir, &["add", "."]);
+    git(dir, &["commit", "-qm", "chart"]);
+    git(dir, &["tag", "v1.0.0"]);
+}
+
+fn commit(dir: &Path, path: &str, contents: &str) -> String {
+    write(dir, path, contents);
+    git(dir, &["add", "."]);
+    git(dir, &["commit", "-qm", path]);
+    git(dir, &["rev-parse", "HEAD"])
+}
+
+struct Fixture {
+    _work: tempfile::TempDir,
+    sync: SourceSync,
+    metrics: Arc<SourceMetrics>,
+    mirrors_dir: PathBuf,
+    _runtime: PluginRuntime,
+}
+
+fn fixture() -> Fixture {
+    let work = tempfile::tempdir().unwrap();
+    let mut runtime = PluginRuntime::new(work.path().join("compiled"), None).unwrap();
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/plugins/source-git.wasm");
+    assert!(
+        path.is_file(),
+        "{} is missing: run `make plugins`",
+        path.display()
+    );
+    runtime
+        .load(&PluginConfig {
+            name: "git".into(),
+            world: PluginWorld::Source,
+            path,
+            limits: PluginLimits::default(),
+            wasi: WasiGrants::default(),
+        })
+        .unwrap();
+    let mut registry = prometheus_client::registry::Registry::default();
+    let metrics = SourceMetrics::register(&mut registry);
+    let mirrors_dir = work.path().join("mirrors");
+    let mirrors = Arc::new(MirrorStore::new(&mirrors_dir, Duration::from_secs(30)));
+    let artifacts = Arc::new(ArtifactStore::open(work.path().join("artifacts"), 64 << 20).unwrap());
+    let options = SourceSyncOptions {
+        interval: INTERVAL,
+        grace: GRACE,
+        parallelism: 4,
+    };
+    let sync = SourceSync::new(
+        options,
+        mirrors,
+        artifacts,
+        runtime.source("git").unwrap(),
+        Some(metrics.clone()),
+    );
+    Fixture {
+        _work: work,
+        sync,
+        metrics,
+        mirrors_dir,
+        _runtime: runtime,
+    }
+}
+
+fn release(n: usize) -> ReleaseKey {
+    ReleaseKey {
+        namespace: "apps".into(),
+        name: format!("r{n}"),
+    }
+}
+
+fn source(url: &str, reference: GitReference, path: &str) -> GitChartSource {
+    GitChartSource {
+        url: url.into(),
+        reference,
+        path: path.into(),
+        credentials: None,
+    }
+}
+
+fn main_branch() -> GitReference {
+    GitReference::Branch("main".into())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_pushes_that_touch_the_chart_path_yield_a_new_artifact() {
+    let f = fixture();
+    let repo = tempfile::tempdir().unwrap();
+    chart_repository(repo.path(), "demo");
+    let url = format!("file://{}", repo.path().display());
+    let specs = BTreeMap::from([(release(1), source(&url, main_branch(), "chart"))]);
+    let t0 = Instant::now();
+
+    let first = f.sync.pass(&specs, &NoCredentials, t0).await;
+    assert_eq!(first.changed, [release(1)]);
+    let artifact = first.releases[&release(1)].clone().unwrap();
+    assert_eq!(
+        (artifact.chart.as_str(), artifact.version.as_str()),
+        ("demo", "1.0.0")
+    );
+
+    // A push outside the chart path: fetched at the next interval, same artifact.
+    commit(repo.path(), "README.md", "more docs\n");
+    commit(repo.path(), "other/values.yaml", "x: 1\n");
+    let quiet = f.sync.pass(&specs, &NoCredentials, t0 + INTERVAL).await;
+    assert_eq!(quiet.fetched.len(), 1);
+    assert!(quiet.changed.is_empty(), "{quiet:?}");
+    assert_eq!(
+        quiet.releases[&release(1)].as_ref().unwrap().digest,
+        artifact.digest
+    );
+
+    // A push into the chart path: a new artifact within one interval.
+    let head = commit(repo.path(), "chart/values.yaml", "replicas: 2\n");
+    let moved = f.sync.pass(&specs, &NoCredentials, t0 + INTERVAL * 2).await;
+    assert_eq!(moved.changed, [release(1)]);
+    let new = moved.releases[&release(1)].clone().unwrap();
+    assert_ne!(new.digest, artifact.digest);
+    assert_eq!(new.revision, head);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refs_resolve_and_bad_refs_or_paths_fail_alone_naming_the_source() {
+    let f = fixture();
+    let repo = tempfile::tempdir().unwrap();
+    chart_repository(repo.path(), "demo");
+    let tagged = git(repo.path(), &["rev-parse", "HEAD"]);
+    commit(repo.path(), "chart/values.yaml", "a: 1\n");
+    git(repo.path(), &["tag", "v1.4.0"]);
+    git(repo.path(), &["tag", "v2.0.0-rc.1"]);
+    let head = git(repo.path(), &["rev-parse", "HEAD"]);
+    let url = format!("file://{}", repo.path().display());
+    let specs = BTreeMap::from([
+        (release(1), source(&url, main_branch(), "chart")),
+        (
+            release(2),
+            source(&url, GitReference::Tag("v1.0.0".into()), "chart"),
+        ),
+        (
+            release(3),
+            source(&url, GitReference::Commit(tagged[..12].into()), "chart"),
+        ),
+        (
+            release(4),
+            source(&url, GitReference::Semver(">=1.0.0 <2.0.0".into()), "chart"),
+        ),
+        (
+            release(5),
+            source(&url, GitReference::Branch("nope".into()), "chart"),
+        ),
+        (release(6), source(&url, main_branch(), "charts/missing")),
+        (release(7), source(&url, main_branch(), "")),
+        (release(8), source(&url, main_branch(), "other")),
+    ]);
+    let report = f.sync.pass(&specs, &NoCredentials, Instant::now()).await;
+    let ok = |n| report.releases[&release(n)].clone().unwrap();
+    let err = |n| {
+        report.releases[&release(n)]
+            .clone()
+            .unwrap_err()
+            .to_string()
+    };
+    assert_eq!(ok(1).revision, head);
+    assert_eq!(ok(2).revision, tagged);
+    assert_eq!(ok(3).revision, tagged);
+    assert_eq!(ok(4).revision, head);
+    assert_eq!(ok(8).chart, "other");
+    assert_eq!(
+        err(5),
+        format!(
+            "git source {url} (branch nope, path `chart`): git source {url}: no branch, tag or commit named `nope`"
+        )
+    );
+    assert!(
+        err(6).contains("path `charts/missing` does not exist at commit"),
+        "{}",
+        err(6)
+    );
+    assert!(
+        err(7).contains("no Chart.yaml in the chart folder"),
+        "{}",
+        err(7)
+    );
+    assert_eq!(
+        f.sync.live_mirrors().await,
+        1,
+        "eight releases on one repository share one mirror"
+    );
+}
+
+/// A `git daemon` on 127.0.0.1 serving `base`, logging every request.
+struct GitDaemon {
+    child: Child,
+    port: u16,
+    log: PathBuf,
+}
+
+impl GitDaemon {
+    fn start(base: &Path, log: PathBuf) -> GitDaemon {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        // Run git-daemon itself (not the `git daemon` wrapper, which would leave the real
+        // daemon behind when killed), so that dropping this stops exactly what we started.
+        let exec_path = Command::new("git").arg("--exec-path").output().unwrap();
+        let daemon =
+            Path::new(String::from_utf8_lossy(&exec_path.stdout).trim()).join("git-daemon");
+        let child = Command::new(daemon)
+            .args([
+                "--export-all",
+                "--reuseaddr",
+                "--verbose",
+                "--listen=127.0.0.1",
+                "--log-destination=stderr",
+            ])
+            .arg(format!("--port={port}"))
+            .arg(format!("--base-path={}", base.display()))
+            .arg(base)
+            .stderr(Stdio::from(std::fs::File::create(&log).unwrap()))
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "git daemon did not start");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        GitDaemon { child, port, log }
+    }
+
+    fn upload_packs(&self) -> usize {
+        std::fs::read_to_string(&self.log)
+            .unwrap()
+            .matches("Request upload-pack")
+            .count()
+    }
+}
+
+impl Drop for GitDaemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_hundred_releases_on_one_repository_share_one_mirror_and_one_fetch_per_interval() {
+    let f = fixture();
+    let base = tempfile::tempdir().unwrap();
+    chart_repository(&base.path().join("charts"), "shared");
+    let daemon = GitDaemon::start(base.path(), base.path().join("daemon.log"));
+    let url = format!("git://127.0.0.1:{}/charts", daemon.port);
+    let dead = {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        format!("git://127.0.0.1:{port}/gone")
+    };
+    let mut specs: BTreeMap<ReleaseKey, GitChartSource> = (0..200)
+        .map(|n| (release(n), source(&url, main_branch(), "chart")))
+        .collect();
+    specs.insert(release(999), source(&dead, main_branch(), "chart"));
+    let t0 = Instant::now();
+
+    let first = f.sync.pass(&specs, &NoCredentials, t0).await;
+    assert_eq!(daemon.upload_packs(), 1, "one fetch for 200 releases");
+    assert_eq!(first.changed.len(), 200);
+    let digests: BTreeSet<_> = (0..200)
+        .map(|n| first.releases[&release(n)].clone().unwrap().digest)
+        .collect();
+    assert_eq!(digests.len(), 1);
+    let unreachable = first.releases[&release(999)]
+        .clone()
+        .unwrap_err()
+        .to_string();
+    assert!(
+        unreachable.starts_with(&format!("git source {dead} (branch main, path `chart`): ")),
+        "{unreachable}"
+    );
+
+    f.sync
+        .pass(&specs, &NoCredentials, t0 + Duration::from_secs(1))
+        .await;
+    assert_eq!(daemon.upload_packs(), 1, "not due yet: no fetch");
+    let later = f.sync.pass(&specs, &NoCredentials, t0 + INTERVAL).await;
+    assert_eq!(daemon.upload_packs(), 2, "one fetch per interval");
+    assert!(later.changed.is_empty());
+    assert_eq!(f.metrics.fetches("ok"), 2);
+    assert_eq!(
+        std::fs::read_dir(&f.mirrors_dir).unwrap().count(),
+        2,
+        "one mirror each for the live and the dead server"
+    );
+}
+
+/// Credentials from a Secret: any Secret named `cred-*` holds a username and password.
+struct TestCredentials;
+
+impl CredentialsLookup for TestCredentials {
+    fn git(&self, secret: &SecretRef) -> Result<GitCredentials, String> {
+        Ok(GitCredentials::Basic {
+            username: secret.name.clone(),
+            password: "secret".into(),
+        })
+    }
+}
+
+/// A small deterministic generator (xorshift) so the churn is random but reproducible.
+struct Random(u64);
+
+impl Random {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 % n as u64) as usize
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn randomized_churn_leaves_exactly_the_referenced_mirrors() {
+    let f = fixture();
+    let repos = tempfile::tempdir().unwrap();
+    let urls: Vec<String> = (0..40)
+        .map(|n| {
+            let dir = repos.path().join(format!("repo{n}"));
+            chart_repository(&dir, &format!("chart{n}"));
+            format!("file://{}", dir.display())
+        })
+        .collect();
+    let seed = std::env::var("CHURN_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0x5eed_cafe_u64);
+    println!("churn seed {seed}");
+    let mut random = Random(seed);
+    let refs = [
+        main_branch(),
+        GitReference::Tag("v1.0.0".into()),
+        GitReference::Semver("^1".into()),
+    ];
+    let mut specs: BTreeMap<ReleaseKey, GitChartSource> = BTreeMap::new();
+    let mut now = Instant::now();
+    let mut next_release = 0;
+    for _round in 0..15 {
+        for _ in 0..50 {
+            let existing: Vec<ReleaseKey> = specs.keys().cloned().collect();
+            let pick = |random: &mut Random| existing[random.below(existing.len())].clone();
+            match (random.below(10), existing.is_empty()) {
+                (0..=3, _) | (_, true) => {
+                    if next_release < 300 {
+                        let url = &urls[random.below(urls.len())];
+                        specs.insert(release(next_release), source(url, main_branch(), "chart"));
+                        next_release += 1;
+                    }
+                }
+                (4, false) => {
+                    specs.get_mut(&pick(&mut random)).unwrap().url =
+                        urls[random.below(urls.len())].clone()
+                }
+                (5, false) => {
+                    specs.get_mut(&pick(&mut random)).unwrap().reference =
+                        refs[random.below(refs.len())].clone()
+                }
+                (6, false) => {
+                    specs.get_mut(&pick(&mut random)).unwrap().path =
+                        ["chart", "other"][random.below(2)].into()
+                }
+                (7, false) => {
+                    let credentials = [
+                        None,
+                        Some(SecretRef {
+                            namespace: "apps".into(),
+                            name: format!("cred-{}", random.below(3)),
+                        }),
+                    ];
+                    specs.get_mut(&pick(&mut random)).unwrap().credentials =
+                        credentials[random.below(2)].clone();
+                }
+                _ => {
+                    specs.remove(&pick(&mut random));
+                }
+            }
+        }
+        now += Duration::from_secs(20);
+        let report = f.sync.pass(&specs, &TestCredentials, now).await;
+        for (release, result) in &report.releases {
+            assert!(result.is_ok(), "{release}: {:?}", result);
+        }
+    }
+    assert_eq!(next_release, 300, "the churn creates 300 release specs");
+
+    // Quiescence: once the grace period has passed, exactly the referenced keys remain.
+    now += GRACE;
+    f.sync.pass(&specs, &TestCredentials, now).await;
+    let referenced: BTreeSet<MirrorKey> = specs.values().map(GitChartSource::mirror_key).collect();
+    let expected_dirs: BTreeSet<PathBuf> = referenced
+        .iter()
+        .map(|k| f.sync.mirrors().path_of(k))
+        .collect();
+    let on_disk: BTreeSet<PathBuf> = f.sync.mirrors().on_disk().unwrap().into_iter().collect();
+    assert_eq!(on_disk, expected_dirs, "mirrors on disk");
+    assert_eq!(f.sync.live_mirrors().await, referenced.len());
+    assert_eq!(
+        f.metrics.live_mirrors.get(),
+        referenced.len() as i64,
+        "gauge"
+    );
+    assert!(
+        f.metrics.mirrors_collected.get() > 0,
+        "churn must have collected mirrors"
+    );
+    println!(
+        "{} releases over {} mirrors remain; {} mirrors collected",
+        specs.len(),
+        referenced.len(),
+        f.metrics.mirrors_collected.get()
+    );
+}

@@ -1,0 +1,198 @@
+//! Packaging a chart folder into a chart archive (gzipped tar, every file under a folder
+//! named after the chart, as `helm package` lays it out). Deterministic: fixed modes and
+//! times, files in path order, so the same tree always gives the same digest.
+
+use std::io::Write;
+
+use capstan_plugin_sdk::source::capstan::plugin::types::{ChartArtifact, ChartMetadata};
+use flate2::Compression;
+use flate2::write::GzEncoder;
+use serde::Deserialize;
+use sha2::{Digest, Sha256};
+
+/// Largest archive this component produces.
+pub const MAX_ARCHIVE_BYTES: usize = 32 << 20;
+
+/// One file of the chart folder.
+pub struct SourceFile {
+    /// Path relative to the chart folder.
+    pub path: String,
+    /// Executable bit.
+    pub executable: bool,
+    /// Contents.
+    pub contents: Vec<u8>,
+}
+
+/// The fields of Chart.yaml a package needs.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ChartFile {
+    name: Option<String>,
+    version: Option<serde_yaml::Value>,
+    app_version: Option<serde_yaml::Value>,
+}
+
+/// A packaged chart.
+pub struct Packaged {
+    archive: Vec<u8>,
+    name: String,
+    version: String,
+    app_version: Option<String>,
+}
+
+impl Packaged {
+    /// As the WIT record, with its sha256 digest.
+    pub fn into_artifact(self) -> ChartArtifact {
+        let digest = format!("sha256:{}", hex::encode(Sha256::digest(&self.archive)));
+        ChartArtifact {
+            archive: self.archive,
+            digest,
+            metadata: ChartMetadata {
+                name: self.name,
+                version: self.version,
+                app_version: self.app_version,
+            },
+        }
+    }
+}
+
+fn scalar(value: &serde_yaml::Value) -> Option<String> {
+    match value {
+        serde_yaml::Value::String(s) => Some(s.clone()),
+        serde_yaml::Value::Number(n) => Some(n.to_string()),
+        serde_yaml::Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    }
+}
+
+/// Package `files` (the chart folder's content).
+pub fn package(files: &[SourceFile]) -> Result<Packaged, String> {
+    let chart_yaml = files
+        .iter()
+        .find(|f| f.path == "Chart.yaml")
+        .ok_or_else(|| "no Chart.yaml in the chart folder".to_owned())?;
+    let text = std::str::from_utf8(&chart_yaml.contents)
+        .map_err(|_| "Chart.yaml is not UTF-8".to_owned())?;
+    let chart: ChartFile = serde_yaml::from_str(text).map_err(|e| format!("Chart.yaml: {e}"))?;
+    let name = chart
+        .name
+        .filter(|n| !n.is_empty())
+        .ok_or_else(|| "Chart.yaml: field `name` is missing".to_owned())?;
+    if name.contains(['/', '\\']) || name == "." || name == ".." {
+        return Err(format!(
+            "Chart.yaml: chart name `{name}` is not a valid folder name"
+        ));
+    }
+    let version = chart
+        .version
+        .as_ref()
+        .and_then(scalar)
+        .filter(|v| !v.is_empty())
+        .ok_or_else(|| "Chart.yaml: field `version` is missing".to_owned())?;
+    let app_version = chart.app_version.as_ref().and_then(scalar);
+
+    let mut sorted: Vec<&SourceFile> = files.iter().collect();
+    sorted.sort_by(|a, b| a.path.cmp(&b.path));
+    let mut builder = tar::Builder::new(GzEncoder::new(Vec::new(), Compression::default()));
+    let mut total = 0usize;
+    for file in sorted {
+        total += file.contents.len();
+        if total > MAX_ARCHIVE_BYTES {
+            return Err(format!(
+                "chart folder holds more than {} MiB",
+                MAX_ARCHIVE_BYTES >> 20
+            ));
+        }
+        let mut header = tar::Header::new_ustar();
+        header.set_size(file.contents.len() as u64);
+        header.set_mode(if file.executable { 0o755 } else { 0o644 });
+        header.set_mtime(0);
+        header.set_entry_type(tar::EntryType::Regular);
+        let path = format!("{name}/{}", file.path);
+        builder
+            .append_data(&mut header, &path, file.contents.as_slice())
+            .map_err(|e| format!("cannot add {path} to the archive: {e}"))?;
+    }
+    let encoder = builder
+        .into_inner()
+        .map_err(|e| format!("cannot finish the archive: {e}"))?;
+    let mut archive = encoder
+        .finish()
+        .map_err(|e| format!("cannot compress the archive: {e}"))?;
+    archive.flush().map_err(|e| e.to_string())?;
+    Ok(Packaged {
+        archive,
+        name,
+        version,
+        app_version,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Read;
+
+    fn file(path: &str, contents: &str) -> SourceFile {
+        SourceFile {
+            path: path.into(),
+            executable: false,
+            contents: contents.as_bytes().to_vec(),
+        }
+    }
+
+    #[test]
+    fn packages_under_the_chart_name_deterministically() {
+        let files = vec![
+            file("templates/cm.yaml", "kind: ConfigMap\n"),
+            file(
+                "Chart.yaml",
+                "apiVersion: v2\nname: demo\nversion: 1.2.3\nappVersion: 1.0\n",
+            ),
+        ];
+        let first = package(&files).unwrap().into_artifact();
+        let second = package(&files.into_iter().rev().collect::<Vec<_>>())
+            .unwrap()
+            .into_artifact();
+        assert_eq!(first.digest, second.digest);
+        assert_eq!(first.metadata.name, "demo");
+        assert_eq!(first.metadata.version, "1.2.3");
+        assert_eq!(first.metadata.app_version.as_deref(), Some("1.0"));
+
+        let mut names = Vec::new();
+        let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(first.archive.as_slice()));
+        for entry in archive.entries().unwrap() {
+            let mut entry = entry.unwrap();
+            let mut body = String::new();
+            entry.read_to_string(&mut body).unwrap();
+            names.push(entry.path().unwrap().display().to_string());
+        }
+        assert_eq!(names, ["demo/Chart.yaml", "demo/templates/cm.yaml"]);
+    }
+
+    #[test]
+    fn a_folder_without_a_valid_chart_yaml_is_refused() {
+        assert_eq!(
+            package(&[file("values.yaml", "")]).err().unwrap(),
+            "no Chart.yaml in the chart folder"
+        );
+        assert_eq!(
+            package(&[file("Chart.yaml", "version: 1.0.0\n")])
+                .err()
+                .unwrap(),
+            "Chart.yaml: field `name` is missing"
+        );
+        assert!(
+            package(&[file("Chart.yaml", "name: [\n")])
+                .err()
+                .unwrap()
+                .starts_with("Chart.yaml: ")
+        );
+        assert_eq!(
+            package(&[file("Chart.yaml", "name: ../x\nversion: 1\n")])
+                .err()
+                .unwrap(),
+            "Chart.yaml: chart name `../x` is not a valid folder name"
+        );
+    }
+}
