@@ -485,3 +485,126 @@ async fn randomized_churn_leaves_exactly_the_referenced_mirrors() {
         f.metrics.mirrors_collected.get()
     );
 }
+
+/// `tests/support/git_http_server.py`: the real `git http-backend` behind HTTP basic auth.
+struct GitHttpServer {
+    child: Child,
+    port: u16,
+    log: PathBuf,
+}
+
+impl GitHttpServer {
+    fn start(root: &Path, log: PathBuf, user: &str, password: &str) -> GitHttpServer {
+        use std::io::BufRead;
+        let script =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/support/git_http_server.py");
+        let mut child = Command::new("python3")
+            .arg(script)
+            .arg(root)
+            .args([user, password])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::from(std::fs::File::create(&log).unwrap()))
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        GitHttpServer {
+            child,
+            port: line.trim().parse().expect("port"),
+            log,
+        }
+    }
+
+    fn requests(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap()
+    }
+}
+
+impl Drop for GitHttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Secrets `good` and `bad` hold right and wrong passwords; any other Secret is missing.
+struct HttpCredentials;
+
+impl CredentialsLookup for HttpCredentials {
+    fn git(&self, secret: &SecretRef) -> Result<GitCredentials, String> {
+        match secret.name.as_str() {
+            "good" => Ok(GitCredentials::Basic {
+                username: "alice".into(),
+                password: "s3cret".into(),
+            }),
+            "bad" => Ok(GitCredentials::Basic {
+                username: "alice".into(),
+                password: "guess-1234".into(),
+            }),
+            other => Err(format!("secret apps/{other} not found")),
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn smart_http_with_basic_auth_and_every_credential_failure_named() {
+    let f = fixture();
+    let root = tempfile::tempdir().unwrap();
+    chart_repository(&root.path().join("charts.git"), "private");
+    let server = GitHttpServer::start(root.path(), root.path().join("http.log"), "alice", "s3cret");
+    let url = format!("http://127.0.0.1:{}/charts.git", server.port);
+    let with = |name: &str| GitChartSource {
+        credentials: Some(SecretRef {
+            namespace: "apps".into(),
+            name: name.into(),
+        }),
+        ..source(&url, main_branch(), "chart")
+    };
+    let specs = BTreeMap::from([
+        (release(1), with("good")),
+        (release(2), with("bad")),
+        (release(3), with("missing")),
+        (release(4), source(&url, main_branch(), "chart")),
+    ]);
+    let report = f.sync.pass(&specs, &HttpCredentials, Instant::now()).await;
+    let artifact = report.releases[&release(1)].clone().unwrap();
+    assert_eq!(artifact.chart, "private");
+    let err = |n| {
+        report.releases[&release(n)]
+            .clone()
+            .unwrap_err()
+            .to_string()
+    };
+    let prefix = format!("git source {url} (branch main, path `chart`): ");
+    assert!(
+        err(2).starts_with(&prefix) && err(2).contains("credentials rejected"),
+        "{}",
+        err(2)
+    );
+    assert!(
+        !err(2).contains("guess-1234"),
+        "the password must never appear: {}",
+        err(2)
+    );
+    assert!(
+        err(3).starts_with(&prefix)
+            && err(3).contains("credentials secret apps/missing: secret apps/missing not found"),
+        "{}",
+        err(3)
+    );
+    assert!(
+        err(4).starts_with(&prefix)
+            && err(4).contains("asks for credentials and none are configured"),
+        "{}",
+        err(4)
+    );
+    assert!(
+        server.requests().contains("git-upload-pack"),
+        "{}",
+        server.requests()
+    );
+    // Same URL, four different credentials (good, bad, missing, none): four mirror keys.
+    assert_eq!(f.sync.live_mirrors().await, 4);
+}
