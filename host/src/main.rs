@@ -50,6 +50,40 @@ enum Command {
         #[command(subcommand)]
         command: PluginCommand,
     },
+    /// Resolve and fetch the chart source of a HelmRelease, without the operator.
+    Source {
+        #[command(subcommand)]
+        command: SourceCommand,
+    },
+}
+
+#[derive(clap::Args)]
+struct SourceArgs {
+    /// HelmRelease YAML file (`spec.chart.git`, `ref`, `path`, `secretRef`).
+    file: PathBuf,
+    /// Configuration file naming the source plugin.
+    #[arg(long, env = "CAPSTAN_CONFIG")]
+    config: PathBuf,
+    /// Name of the source plugin (in the configuration) that serves git sources.
+    #[arg(long, default_value = "git")]
+    plugin: String,
+    /// Folder for git mirrors and artifacts (default: `$XDG_CACHE_HOME/capstan`).
+    #[arg(long)]
+    cache_dir: Option<PathBuf>,
+}
+
+#[derive(Subcommand)]
+enum SourceCommand {
+    /// Print the revision, chart and artifact digest the source resolves to.
+    Resolve(SourceArgs),
+    /// Like `resolve`, and write the chart archive to `--output`.
+    Fetch {
+        #[command(flatten)]
+        source: SourceArgs,
+        /// Where to write the chart archive (`.tgz`).
+        #[arg(short, long)]
+        output: PathBuf,
+    },
 }
 
 #[derive(Subcommand)]
@@ -86,6 +120,16 @@ fn run_cli() -> anyhow::Result<()> {
         Command::Plugin {
             command: PluginCommand::Inspect { file },
         } => inspect_plugin(&file),
+        Command::Source {
+            command: SourceCommand::Resolve(args),
+        } => runtime.block_on(source(args, None)),
+        Command::Source {
+            command:
+                SourceCommand::Fetch {
+                    source: args,
+                    output,
+                },
+        } => runtime.block_on(source(args, Some(output))),
     }
 }
 
@@ -114,6 +158,87 @@ fn inspect_plugin(file: &std::path::Path) -> anyhow::Result<()> {
     println!("exports:");
     for name in &description.exports {
         println!("  {name}");
+    }
+    Ok(())
+}
+
+async fn source(args: SourceArgs, output: Option<PathBuf>) -> anyhow::Result<()> {
+    use capstan::sources::artifacts::ArtifactStore;
+    use capstan::sources::mirrors::MirrorStore;
+    use capstan::sources::spec::{KnownCredentials, credentials_from_secret, git_source_of};
+    use capstan::sources::sync::{SourceSync, SourceSyncOptions};
+    use std::collections::BTreeMap;
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+
+    let document = std::fs::read_to_string(&args.file)
+        .with_context(|| format!("cannot read {}", args.file.display()))?;
+    let (release, git_source) = git_source_of(&document, &args.file)?;
+    let config = Config::load(&args.config)?;
+    let entry = config
+        .plugins
+        .iter()
+        .find(|p| p.name == args.plugin)
+        .with_context(|| {
+            format!(
+                "{} configures no plugin named `{}`",
+                args.config.display(),
+                args.plugin
+            )
+        })?;
+    let cache = args
+        .cache_dir
+        .or_else(|| {
+            CompiledCache::default_dir()
+                .parent()
+                .map(std::path::Path::to_path_buf)
+        })
+        .context("no cache folder: pass --cache-dir")?;
+    let mut runtime = PluginRuntime::new(cache.join("components"), None)?;
+    runtime.load(entry)?;
+    let plugin = runtime.source(&args.plugin)?;
+
+    let mut credentials = KnownCredentials::default();
+    if let Some(secret_ref) = &git_source.credentials {
+        let client = kube::Client::try_default()
+            .await
+            .context("the source needs a Secret: cannot connect to the cluster")?;
+        let secrets: kube::Api<k8s_openapi::api::core::v1::Secret> =
+            kube::Api::namespaced(client, &secret_ref.namespace);
+        let read = match secrets.get_opt(&secret_ref.name).await {
+            Ok(Some(secret)) => credentials_from_secret(&secret),
+            Ok(None) => Err("not found".to_owned()),
+            Err(error) => Err(error.to_string()),
+        };
+        credentials.0.insert(secret_ref.clone(), read);
+    }
+
+    let mirrors = Arc::new(MirrorStore::new(
+        cache.join("mirrors"),
+        Duration::from_secs(120),
+    ));
+    let artifacts = Arc::new(ArtifactStore::open(cache.join("artifacts"), 1 << 30)?);
+    let options = SourceSyncOptions {
+        interval: Duration::from_secs(60),
+        grace: Duration::from_secs(3600),
+        parallelism: 1,
+    };
+    let sync = SourceSync::new(options, mirrors, Arc::clone(&artifacts), plugin, None);
+    let specs = BTreeMap::from([(release.clone(), git_source)]);
+    let mut report = sync.pass(&specs, &credentials, Instant::now()).await;
+    let artifact = report
+        .releases
+        .remove(&release)
+        .context("the release was not resolved")??;
+    println!("release:  {release}");
+    println!("revision: {}", artifact.revision);
+    println!("chart:    {} {}", artifact.chart, artifact.version);
+    println!("digest:   {}", artifact.digest);
+    if let Some(output) = output {
+        let bytes = artifacts.get(&artifact.digest)?;
+        std::fs::write(&output, bytes)
+            .with_context(|| format!("cannot write {}", output.display()))?;
+        println!("written:  {}", output.display());
     }
     Ok(())
 }

@@ -233,7 +233,7 @@ async fn refs_resolve_and_bad_refs_or_paths_fail_alone_naming_the_source() {
     assert_eq!(
         err(5),
         format!(
-            "git source {url} (branch nope, path `chart`): git source {url}: no branch, tag or commit named `nope`"
+            "git source {url} (branch nope, path `chart`): no branch, tag or commit named `nope`"
         )
     );
     assert!(

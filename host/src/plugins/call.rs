@@ -93,11 +93,25 @@ impl std::fmt::Display for RuntimeClosed {
 
 impl std::error::Error for RuntimeClosed {}
 
+/// The WIT name of an error code.
+pub fn code_name(code: ErrorCode) -> &'static str {
+    match code {
+        ErrorCode::InvalidInput => "invalid-input",
+        ErrorCode::NotFound => "not-found",
+        ErrorCode::Denied => "denied",
+        ErrorCode::Conflict => "conflict",
+        ErrorCode::Unavailable => "unavailable",
+        ErrorCode::Timeout => "timeout",
+        ErrorCode::Unsupported => "unsupported",
+        ErrorCode::Internal => "internal",
+    }
+}
+
 /// Why a plugin call failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CallFailure {
     /// The plugin returned an error value.
-    #[error("{message} ({code:?}{})", if *retryable { ", retryable" } else { "" })]
+    #[error("{message} ({}{})", code_name(*code), if *retryable { ", retryable" } else { "" })]
     Returned {
         /// The plugin's error code.
         code: ErrorCode,

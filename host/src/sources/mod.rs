@@ -5,6 +5,7 @@
 pub mod artifacts;
 pub mod mirrors;
 pub mod registry;
+pub mod spec;
 pub mod sync;
 
 use std::fmt;

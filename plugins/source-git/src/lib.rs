@@ -31,13 +31,6 @@ fn git_source(request: &SourceRequest) -> Result<&GitSource, Error> {
     }
 }
 
-fn context(source: &GitSource, error: Error) -> Error {
-    Error {
-        message: format!("git source {}: {}", source.url, error.message),
-        ..error
-    }
-}
-
 fn resolve_commit(repository: &git::Repository, reference: &GitRef) -> Result<String, Error> {
     match reference {
         GitRef::Branch(name) | GitRef::Tag(name) | GitRef::Commit(name) => repository.resolve(name),
@@ -55,42 +48,37 @@ fn resolve_commit(repository: &git::Repository, reference: &GitRef) -> Result<St
 }
 
 impl Guest for GitChartSource {
+    // Errors name what failed; the host adds which source (URL, ref, path) it was.
     fn resolve(request: SourceRequest) -> Result<Revision, Error> {
         let source = git_source(&request)?;
-        let run = || {
-            let repository = git::open(&source.url)?;
-            let commit = resolve_commit(&repository, &source.reference)?;
-            let tree = repository.tree_id(&commit, &source.path)?;
-            Ok(Revision {
-                id: commit,
-                content_id: tree,
-            })
-        };
-        run().map_err(|e| context(source, e))
+        let repository = git::open(&source.url)?;
+        let commit = resolve_commit(&repository, &source.reference)?;
+        let tree = repository.tree_id(&commit, &source.path)?;
+        Ok(Revision {
+            id: commit,
+            content_id: tree,
+        })
     }
 
     fn fetch(request: SourceRequest, at: Revision) -> Result<ChartArtifact, Error> {
         let source = git_source(&request)?;
-        let run = || {
-            let repository = git::open(&source.url)?;
-            let files = repository.read_tree(&at.id, &source.path)?;
-            let files: Vec<package::SourceFile> = files
-                .into_iter()
-                .map(|f| package::SourceFile {
-                    path: f.path,
-                    executable: f.executable,
-                    contents: f.contents,
-                })
-                .collect();
-            let packaged = package::package(&files).map_err(|e| {
-                Error::new(
-                    ErrorCode::InvalidInput,
-                    format!("chart at `{}` (commit {}): {e}", source.path, at.id),
-                )
-            })?;
-            Ok(packaged.into_artifact())
-        };
-        run().map_err(|e| context(source, e))
+        let repository = git::open(&source.url)?;
+        let files = repository.read_tree(&at.id, &source.path)?;
+        let files: Vec<package::SourceFile> = files
+            .into_iter()
+            .map(|f| package::SourceFile {
+                path: f.path,
+                executable: f.executable,
+                contents: f.contents,
+            })
+            .collect();
+        let packaged = package::package(&files).map_err(|e| {
+            Error::new(
+                ErrorCode::InvalidInput,
+                format!("chart at commit {}: {e}", at.id),
+            )
+        })?;
+        Ok(packaged.into_artifact())
     }
 }
 
