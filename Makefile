@@ -57,7 +57,7 @@ integration-test: plugins tools
 test: fmt-check clippy unit-test integration-test
 
 bench: plugins
-	$(CARGO) bench -p capstan --bench plugin_call
+	$(CARGO) bench -p capstan --bench plugin_call --bench source_sync
 
 demo: plugins tools
 	deploy/demo.sh
