@@ -16,30 +16,12 @@ use capstan::sources::sync::{CredentialsLookup, NoCredentials, SourceSync, Sourc
 use capstan::sources::{GitChartSource, GitReference, MirrorKey, ReleaseKey, SecretRef};
 use capstan::telemetry::SourceMetrics;
 
+#[path = "../../tests/support/git.rs"]
+mod git_support;
+use git_support::git;
+
 const INTERVAL: Duration = Duration::from_secs(60);
 const GRACE: Duration = Duration::from_secs(300);
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let output = Command::new("git")
-        .args([
-            "-c",
-            "user.name=Capstan Test",
-            "-c",
-            "user.email=test@capstan.invalid",
-            "-c",
-            "init.defaultBranch=main",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("git");
-    assert!(
-        output.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8_lossy(&output.stdout).trim().to_owned()
-}
 
 fn write(dir: &Path, path: &str, contents: &str) {
     let path = dir.join(path);

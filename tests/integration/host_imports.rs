@@ -2,7 +2,6 @@
 //! server and a real git repository, with the grants of the call enforced.
 
 use std::path::Path;
-use std::process::Command;
 use std::sync::Arc;
 
 use capstan::capabilities::Grants;
@@ -16,29 +15,8 @@ use capstan::sources::MirrorKey;
 use capstan::sources::mirrors::MirrorStore;
 use serde_json::{Value, json};
 
+use crate::git_support::git;
 use crate::harness::{Cluster, repo_root};
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let output = Command::new("git")
-        .args([
-            "-c",
-            "user.name=Capstan Test",
-            "-c",
-            "user.email=test@capstan.invalid",
-            "-c",
-            "init.defaultBranch=main",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("git");
-    assert!(
-        output.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8_lossy(&output.stdout).trim().to_owned()
-}
 
 fn chart_repository(dir: &Path) -> String {
     std::fs::create_dir_all(dir.join("chart/templates")).unwrap();

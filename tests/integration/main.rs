@@ -5,6 +5,8 @@
 //! whatever the tests do: each test runs in its own task, a panic fails that test only,
 //! and teardown runs before the process exits. Pass a substring to run matching tests.
 
+#[path = "../support/git.rs"]
+mod git_support;
 mod harness;
 mod host_imports;
 mod kwok_and_helm;
