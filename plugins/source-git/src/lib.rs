@@ -10,6 +10,7 @@
 //! - `fetch` packages the chart folder at that commit into a chart archive, like
 //!   `helm package`, deterministically (same tree, same bytes, same digest).
 
+mod ignore;
 mod package;
 mod refs;
 

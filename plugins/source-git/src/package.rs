@@ -1,5 +1,5 @@
 //! Packaging a chart folder into a chart archive (gzipped tar, every file under a folder
-//! named after the chart, as `helm package` lays it out). Deterministic: fixed modes and
+//! named after the chart, as `helm package` lays it out, `.helmignore` applied). Deterministic: fixed modes and
 //! times, files in path order, so the same tree always gives the same digest.
 
 use std::io::Write;
@@ -9,6 +9,8 @@ use flate2::Compression;
 use flate2::write::GzEncoder;
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
+
+use crate::ignore;
 
 /// Largest archive this component produces.
 pub const MAX_ARCHIVE_BYTES: usize = 32 << 20;
@@ -67,10 +69,24 @@ fn scalar(value: &serde_yaml::Value) -> Option<String> {
 
 /// Package `files` (the chart folder's content).
 pub fn package(files: &[SourceFile]) -> Result<Packaged, String> {
-    let chart_yaml = files
+    let rules = match files.iter().find(|f| f.path == ".helmignore") {
+        Some(file) => ignore::Rules::parse(&String::from_utf8_lossy(&file.contents))?,
+        None => ignore::Rules::parse("")?,
+    };
+    let kept: Vec<&SourceFile> = files
+        .iter()
+        .filter(|f| !rules.excludes_file(&f.path))
+        .collect();
+    let chart_yaml = kept
         .iter()
         .find(|f| f.path == "Chart.yaml")
-        .ok_or_else(|| "no Chart.yaml in the chart folder".to_owned())?;
+        .ok_or_else(|| {
+            if files.iter().any(|f| f.path == "Chart.yaml") {
+                "Chart.yaml is excluded by .helmignore".to_owned()
+            } else {
+                "no Chart.yaml in the chart folder".to_owned()
+            }
+        })?;
     let text = std::str::from_utf8(&chart_yaml.contents)
         .map_err(|_| "Chart.yaml is not UTF-8".to_owned())?;
     let chart: ChartFile = serde_yaml::from_str(text).map_err(|e| format!("Chart.yaml: {e}"))?;
@@ -91,7 +107,7 @@ pub fn package(files: &[SourceFile]) -> Result<Packaged, String> {
         .ok_or_else(|| "Chart.yaml: field `version` is missing".to_owned())?;
     let app_version = chart.app_version.as_ref().and_then(scalar);
 
-    let mut sorted: Vec<&SourceFile> = files.iter().collect();
+    let mut sorted = kept;
     sorted.sort_by(|a, b| a.path.cmp(&b.path));
     let mut builder = tar::Builder::new(GzEncoder::new(Vec::new(), Compression::default()));
     let mut total = 0usize;
@@ -168,6 +184,50 @@ mod tests {
             names.push(entry.path().unwrap().display().to_string());
         }
         assert_eq!(names, ["demo/Chart.yaml", "demo/templates/cm.yaml"]);
+    }
+
+    #[test]
+    fn helmignore_is_applied() {
+        let files = vec![
+            file("Chart.yaml", "name: demo\nversion: 1.0.0\n"),
+            file(".helmignore", "*.md\nci/\n"),
+            file("README.md", "x"),
+            file("ci/test-values.yaml", "x"),
+            file("templates/.swp", "x"),
+            file("templates/cm.yaml", "x"),
+        ];
+        let artifact = package(&files).unwrap().into_artifact();
+        let mut archive =
+            tar::Archive::new(flate2::read::GzDecoder::new(artifact.archive.as_slice()));
+        let names: Vec<String> = archive
+            .entries()
+            .unwrap()
+            .map(|e| e.unwrap().path().unwrap().display().to_string())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "demo/.helmignore",
+                "demo/Chart.yaml",
+                "demo/templates/cm.yaml"
+            ]
+        );
+        let broken = vec![
+            file("Chart.yaml", "name: d\nversion: 1\n"),
+            file(".helmignore", "**/x\n"),
+        ];
+        assert_eq!(
+            package(&broken).err().unwrap(),
+            ".helmignore line 1: `**` is not supported"
+        );
+        let hidden = vec![
+            file("Chart.yaml", "name: d\nversion: 1\n"),
+            file(".helmignore", "!README.md\n"),
+        ];
+        assert_eq!(
+            package(&hidden).err().unwrap(),
+            "Chart.yaml is excluded by .helmignore"
+        );
     }
 
     #[test]

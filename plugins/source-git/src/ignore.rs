@@ -1,0 +1,252 @@
+//! `.helmignore` rules as `helm package` applies them (Helm's `pkg/ignore`): Go
+//! `filepath.Match` globs, basename matching for rules without a slash, a leading `/`
+//! anchoring to the chart root, a trailing `/` for folders only. Rules are tried in order
+//! and the first positive match ignores the path. A `!` rule is Helm's, not git's: a path
+//! it does *not* match is ignored at once, a path it matches goes on to the next rule.
+//! `**` is refused, as Helm refuses it. The rule `templates/.?*` is always appended.
+//! Written here because no crate has Helm's exact rules.
+
+/// One parsed rule.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Rule {
+    pattern: String,
+    negate: bool,
+    folders_only: bool,
+    whole_path: bool,
+}
+
+/// Parsed `.helmignore` rules.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rules(Vec<Rule>);
+
+impl Rules {
+    /// Parse `.helmignore` text (empty text gives only the default rule).
+    pub fn parse(text: &str) -> Result<Rules, String> {
+        let mut rules = Vec::new();
+        for (number, line) in text.lines().enumerate() {
+            let mut rule = line.trim();
+            if rule.is_empty() || rule.starts_with('#') {
+                continue;
+            }
+            if rule.contains("**") {
+                return Err(format!(
+                    ".helmignore line {}: `**` is not supported",
+                    number + 1
+                ));
+            }
+            let negate = rule.starts_with('!');
+            if negate {
+                rule = &rule[1..];
+            }
+            let folders_only = rule.ends_with('/') && rule.len() > 1;
+            if folders_only {
+                rule = &rule[..rule.len() - 1];
+            }
+            let anchored = rule.starts_with('/');
+            let pattern = rule.trim_start_matches('/').to_owned();
+            if let Err(message) = glob_match(&pattern, "") {
+                return Err(format!(".helmignore line {}: {message}", number + 1));
+            }
+            rules.push(Rule {
+                whole_path: anchored || pattern.contains('/'),
+                pattern,
+                negate,
+                folders_only,
+            });
+        }
+        rules.push(Rule {
+            pattern: "templates/.?*".into(),
+            negate: false,
+            folders_only: false,
+            whole_path: true,
+        });
+        Ok(Rules(rules))
+    }
+
+    /// Whether `path` (relative to the chart root, `/`-separated) is ignored.
+    pub fn ignores(&self, path: &str, is_folder: bool) -> bool {
+        let base = path.rsplit('/').next().unwrap_or(path);
+        for rule in &self.0 {
+            let subject = if rule.whole_path { path } else { base };
+            let matched = || glob_match(&rule.pattern, subject).unwrap_or(false);
+            if rule.negate {
+                if (rule.folders_only && !is_folder) || !matched() {
+                    return true;
+                }
+                continue;
+            }
+            if (is_folder || !rule.folders_only) && matched() {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Whether a file is excluded, by itself or because a folder above it is.
+    pub fn excludes_file(&self, path: &str) -> bool {
+        let mut end = 0;
+        while let Some(slash) = path[end..].find('/') {
+            end += slash;
+            if self.ignores(&path[..end], true) {
+                return true;
+            }
+            end += 1;
+        }
+        self.ignores(path, false)
+    }
+}
+
+/// Go's `filepath.Match`: `*` (any run without `/`), `?` (one non-`/`), `[...]` classes
+/// with ranges and `^` negation, `\` escapes; the whole name must match.
+pub fn glob_match(pattern: &str, name: &str) -> Result<bool, String> {
+    let p: Vec<char> = pattern.chars().collect();
+    let n: Vec<char> = name.chars().collect();
+    matches_from(&p, &n).map_err(|e| format!("bad pattern `{pattern}`: {e}"))
+}
+
+fn matches_from(p: &[char], n: &[char]) -> Result<bool, &'static str> {
+    let Some((&first, rest)) = p.split_first() else {
+        return Ok(n.is_empty());
+    };
+    match first {
+        '*' => {
+            // Validate the remainder even when the name is exhausted.
+            let mut verdict = matches_from(rest, n)?;
+            let mut i = 0;
+            while !verdict && i < n.len() && n[i] != '/' {
+                i += 1;
+                verdict = matches_from(rest, &n[i..])?;
+            }
+            Ok(verdict)
+        }
+        '?' => match n.split_first() {
+            Some((&c, tail)) if c != '/' => matches_from(rest, tail),
+            _ => check_only(rest),
+        },
+        '[' => {
+            let (class_len, matched) = class(rest, n.first().copied())?;
+            match n.split_first() {
+                Some((&c, tail)) if c != '/' && matched => matches_from(&rest[class_len..], tail),
+                _ => check_only(&rest[class_len..]),
+            }
+        }
+        '\\' => {
+            let (&escaped, rest) = rest.split_first().ok_or("trailing backslash")?;
+            match n.split_first() {
+                Some((&c, tail)) if c == escaped => matches_from(rest, tail),
+                _ => check_only(rest),
+            }
+        }
+        literal => match n.split_first() {
+            Some((&c, tail)) if c == literal => matches_from(rest, tail),
+            _ => check_only(rest),
+        },
+    }
+}
+
+/// A mismatch, after checking the rest of the pattern is well formed (Go reports a bad
+/// pattern even when an earlier character already failed to match).
+fn check_only(p: &[char]) -> Result<bool, &'static str> {
+    matches_from(p, &[]).map(|_| false)
+}
+
+/// Parse a class after `[`; returns its length (through `]`) and whether `c` is in it.
+fn class(p: &[char], c: Option<char>) -> Result<(usize, bool), &'static str> {
+    let mut i = 0;
+    let negated = matches!(p.first(), Some('^'));
+    if negated {
+        i += 1;
+    }
+    let mut matched = false;
+    let mut first = true;
+    loop {
+        let Some(&start) = p.get(i) else {
+            return Err("unterminated character class");
+        };
+        if start == ']' && !first {
+            i += 1;
+            break;
+        }
+        first = false;
+        let mut low = start;
+        if low == '\\' {
+            i += 1;
+            low = *p.get(i).ok_or("trailing backslash")?;
+        }
+        i += 1;
+        let mut high = low;
+        if p.get(i) == Some(&'-') && p.get(i + 1).is_some_and(|&ch| ch != ']') {
+            high = p[i + 1];
+            if high == '\\' {
+                high = *p.get(i + 2).ok_or("trailing backslash")?;
+                i += 1;
+            }
+            i += 2;
+            if high < low {
+                return Err("bad range in character class");
+            }
+        }
+        if let Some(c) = c
+            && low <= c
+            && c <= high
+        {
+            matched = true;
+        }
+    }
+    Ok((i, matched != negated))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn go_filepath_match_semantics() {
+        assert!(glob_match("*.tgz", "a.tgz").unwrap());
+        assert!(
+            !glob_match("*.tgz", "dir/a.tgz").unwrap(),
+            "* does not cross /"
+        );
+        assert!(glob_match("a?c", "abc").unwrap());
+        assert!(glob_match("[a-c]x", "bx").unwrap());
+        assert!(glob_match("[^a-c]x", "dx").unwrap());
+        assert!(!glob_match("[^a-c]x", "bx").unwrap());
+        assert!(glob_match("\\*", "*").unwrap());
+        assert!(glob_match("[", "x").is_err());
+    }
+
+    #[test]
+    fn helmignore_rules_as_helm_applies_them() {
+        let rules = Rules::parse("# comment\n*.tgz\n/ci/\ndocs/*.md\n.git/\n").unwrap();
+        assert!(
+            rules.excludes_file("charts/sub-1.0.0.tgz"),
+            "basename rule matches in any folder"
+        );
+        assert!(
+            rules.excludes_file("ci/values.yaml"),
+            "anchored folder rule"
+        );
+        assert!(
+            !rules.excludes_file("templates/ci/x.yaml"),
+            "anchored: only at the root"
+        );
+        assert!(rules.excludes_file("docs/a.md"));
+        assert!(!rules.excludes_file("docs/sub/a.md"));
+        assert!(rules.excludes_file(".git/config"));
+        assert!(
+            rules.excludes_file("templates/.hidden.yaml"),
+            "default rule"
+        );
+        assert!(!rules.excludes_file("templates/deployment.yaml"));
+        // Helm's negation: what the `!` rule does not match is ignored; what it matches
+        // is judged by the rules after it.
+        let negated = Rules::parse("!*.yaml\nsecret.yaml\n").unwrap();
+        assert!(!negated.excludes_file("values.yaml"));
+        assert!(negated.excludes_file("secret.yaml"));
+        assert!(negated.excludes_file("README.md"));
+        assert_eq!(
+            Rules::parse("a\n**/b\n").unwrap_err(),
+            ".helmignore line 2: `**` is not supported"
+        );
+    }
+}
