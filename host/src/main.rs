@@ -10,6 +10,9 @@ use capstan::plugins::{self, PluginRuntime, inspect};
 use capstan::telemetry::{self, Health, LogFormat, PluginMetrics};
 use clap::{Parser, Subcommand};
 
+/// How long git may wait to connect to a server, or for any single read from it.
+const GIT_NETWORK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+
 #[derive(Parser)]
 #[command(
     name = "capstan",
@@ -107,6 +110,8 @@ fn main() -> std::process::ExitCode {
 
 fn run_cli() -> anyhow::Result<()> {
     let cli = Cli::parse();
+    // SAFETY: no other thread exists yet (the async runtime is built below).
+    unsafe { capstan::sources::mirrors::set_network_timeouts(GIT_NETWORK_TIMEOUT) };
     telemetry::init_logging(cli.log_format);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -66,6 +66,10 @@ struct Fixture {
 }
 
 fn fixture() -> Fixture {
+    fixture_with_timeout(Duration::from_secs(30))
+}
+
+fn fixture_with_timeout(fetch_timeout: Duration) -> Fixture {
     let work = tempfile::tempdir().unwrap();
     let mut runtime = PluginRuntime::new(work.path().join("compiled"), None).unwrap();
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/plugins/source-git.wasm");
@@ -86,7 +90,7 @@ fn fixture() -> Fixture {
     let mut registry = prometheus_client::registry::Registry::default();
     let metrics = SourceMetrics::register(&mut registry);
     let mirrors_dir = work.path().join("mirrors");
-    let mirrors = Arc::new(MirrorStore::new(&mirrors_dir, Duration::from_secs(30)));
+    let mirrors = Arc::new(MirrorStore::new(&mirrors_dir, fetch_timeout));
     let artifacts = Arc::new(ArtifactStore::open(work.path().join("artifacts"), 64 << 20).unwrap());
     let options = SourceSyncOptions {
         interval: INTERVAL,
@@ -589,4 +593,53 @@ async fn smart_http_with_basic_auth_and_every_credential_failure_named() {
     );
     // Same URL, four different credentials (good, bad, missing, none): four mirror keys.
     assert_eq!(f.sync.live_mirrors().await, 4);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_never_answers_times_out_without_holding_up_other_releases() {
+    let f = fixture_with_timeout(Duration::from_secs(2));
+    // Accepts one connection and says nothing for 6 s (then hangs up, so that the stuck
+    // libgit2 thread ends and the test runtime can shut down).
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = silent.local_addr().unwrap().port();
+    let held = std::thread::spawn(move || {
+        let connection = silent.accept();
+        std::thread::sleep(Duration::from_secs(6));
+        drop(connection);
+    });
+    let repo = tempfile::tempdir().unwrap();
+    chart_repository(repo.path(), "healthy");
+    let healthy = format!("file://{}", repo.path().display());
+    let dead = format!("git://127.0.0.1:{port}/charts");
+    let specs = BTreeMap::from([
+        (release(1), source(&healthy, main_branch(), "chart")),
+        (release(2), source(&dead, main_branch(), "chart")),
+    ]);
+    let t0 = Instant::now();
+    let report = f.sync.pass(&specs, &NoCredentials, t0).await;
+    assert_eq!(
+        report.releases[&release(1)].clone().unwrap().chart,
+        "healthy"
+    );
+    let error = report.releases[&release(2)]
+        .clone()
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        error,
+        format!("git source {dead} (branch main, path `chart`): timed out after 2 s")
+    );
+
+    // The stuck fetch is still running: the next attempt fails at once instead of piling up.
+    let retry = f
+        .sync
+        .pass(&specs, &NoCredentials, t0 + Duration::from_secs(2))
+        .await;
+    let error = retry.releases[&release(2)].clone().unwrap_err().to_string();
+    assert!(
+        error.contains("timed out") || error.contains("has not finished yet"),
+        "{error}"
+    );
+    assert!(retry.releases[&release(1)].is_ok());
+    held.join().unwrap();
 }

@@ -2,9 +2,10 @@
 //! cache folder. Folder names are a hash of the key, so URLs and credentials never appear
 //! on disk; credentials never appear in errors or logs either.
 
+use std::collections::HashSet;
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use git2::{FetchOptions, RemoteCallbacks, Repository};
@@ -61,6 +62,39 @@ pub struct MirrorError {
 pub struct MirrorStore {
     dir: PathBuf,
     timeout: Duration,
+    /// Mirrors with a fetch still running (possibly stuck on a dead server).
+    in_flight: Arc<Mutex<HashSet<PathBuf>>>,
+}
+
+/// Removes a mirror from the in-flight set when its fetch ends, however it ends.
+struct InFlight {
+    set: Arc<Mutex<HashSet<PathBuf>>>,
+    path: PathBuf,
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.set
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&self.path);
+    }
+}
+
+/// Make libgit2 give up on servers that do not answer: connecting and each network read
+/// time out after `timeout`.
+///
+/// # Safety
+/// Sets a libgit2 global without synchronization: call it before any other thread exists
+/// (at the top of `main`).
+pub unsafe fn set_network_timeouts(timeout: Duration) {
+    let millis = i32::try_from(timeout.as_millis()).unwrap_or(i32::MAX);
+    // SAFETY: forwarded to the caller (no other thread is running yet). Both calls only
+    // store an integer and cannot fail.
+    unsafe {
+        let _ = git2::opts::set_server_connect_timeout_in_milliseconds(millis);
+        let _ = git2::opts::set_server_timeout_in_milliseconds(millis);
+    }
 }
 
 impl MirrorStore {
@@ -69,6 +103,7 @@ impl MirrorStore {
         MirrorStore {
             dir: dir.into(),
             timeout,
+            in_flight: Arc::default(),
         }
     }
 
@@ -187,22 +222,47 @@ impl MirrorStore {
         Ok(path)
     }
 
-    /// [`MirrorStore::fetch_blocking`] on a blocking thread.
+    /// [`MirrorStore::fetch_blocking`] on a blocking thread, abandoned after the timeout
+    /// even when the server stops answering mid-way. While a fetch of one mirror is still
+    /// running, another fetch of it fails at once instead of piling up.
     pub async fn fetch(
         self: &Arc<Self>,
         key: &MirrorKey,
         credentials: Option<GitCredentials>,
     ) -> Result<PathBuf, MirrorError> {
+        let failed = |message: String| MirrorError {
+            url: key.url.clone(),
+            message,
+        };
+        let path = self.path_of(key);
+        if !self
+            .in_flight
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(path.clone())
+        {
+            return Err(failed(
+                "the previous fetch of this repository has not finished yet".into(),
+            ));
+        }
+        let guard = InFlight {
+            set: Arc::clone(&self.in_flight),
+            path,
+        };
         let store = Arc::clone(self);
         let owned = key.clone();
-        tokio::task::spawn_blocking(move || store.fetch_blocking(&owned, credentials.as_ref()))
-            .await
-            .unwrap_or_else(|e| {
-                Err(MirrorError {
-                    url: key.url.clone(),
-                    message: format!("fetch task failed: {e}"),
-                })
-            })
+        let task = tokio::task::spawn_blocking(move || {
+            let _guard = guard;
+            store.fetch_blocking(&owned, credentials.as_ref())
+        });
+        match tokio::time::timeout(self.timeout, task).await {
+            Ok(Ok(result)) => result,
+            Ok(Err(e)) => Err(failed(format!("fetch task failed: {e}"))),
+            Err(_) => Err(failed(format!(
+                "timed out after {} s",
+                self.timeout.as_secs()
+            ))),
+        }
     }
 
     /// Remove the mirror of `key` from disk.
