@@ -69,29 +69,16 @@ impl ResourceLimiter for MemoryLimiter {
     }
 }
 
-/// Raised from the epoch callback when a call runs past its deadline.
-#[derive(Debug)]
-struct DeadlineReached;
-
-impl std::fmt::Display for DeadlineReached {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("call deadline reached")
-    }
+/// Why the host cut a call short (raised into the guest as a trap and recognised after).
+#[derive(Debug, thiserror::Error)]
+enum Interruption {
+    /// The epoch callback found the call past its deadline.
+    #[error("call deadline reached")]
+    Deadline,
+    /// The runtime's call slots are closed (the runtime is shutting down).
+    #[error("the plugin runtime is shutting down")]
+    RuntimeClosed,
 }
-
-impl std::error::Error for DeadlineReached {}
-
-/// Raised when the runtime's call slots are closed (the runtime is shutting down).
-#[derive(Debug)]
-struct RuntimeClosed;
-
-impl std::fmt::Display for RuntimeClosed {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("the plugin runtime is shutting down")
-    }
-}
-
-impl std::error::Error for RuntimeClosed {}
 
 /// The WIT name of an error code.
 pub fn code_name(code: ErrorCode) -> &'static str {
@@ -225,7 +212,7 @@ pub(crate) fn start(
     store.set_epoch_deadline(1);
     store.epoch_deadline_callback(move |_| {
         if Instant::now() >= deadline {
-            Err(wasmtime::Error::new(DeadlineReached))
+            Err(wasmtime::Error::new(Interruption::Deadline))
         } else {
             Ok(UpdateDeadline::Yield(1))
         }
@@ -258,7 +245,7 @@ impl CallGuard {
                 .call_slots
                 .acquire()
                 .await
-                .map_err(|_| wasmtime::Error::new(RuntimeClosed))?;
+                .map_err(|_| wasmtime::Error::new(Interruption::RuntimeClosed))?;
             call.await
         };
         let outcome = tokio::time::timeout(self.timeout, call)
@@ -297,8 +284,12 @@ impl CallGuard {
     }
 
     fn classify(&self, error: &wasmtime::Error) -> CallFailure {
-        if error.is::<DeadlineReached>() {
-            return CallFailure::Deadline(self.timeout);
+        match error.downcast_ref::<Interruption>() {
+            Some(Interruption::Deadline) => return CallFailure::Deadline(self.timeout),
+            Some(Interruption::RuntimeClosed) => {
+                return CallFailure::Trap(Interruption::RuntimeClosed.to_string());
+            }
+            None => {}
         }
         if self.refused.load(Ordering::Relaxed) {
             return CallFailure::MemoryLimit {

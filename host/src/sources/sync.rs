@@ -375,12 +375,12 @@ impl SourceSync {
 
         // Evict artifacts nothing uses any more (only while over the store's cap).
         let referenced: BTreeSet<String> = state.digests.values().cloned().collect();
-        state.packaged.retain(|_, artifact| {
-            referenced.contains(&artifact.digest) || self.artifacts.contains(&artifact.digest)
-        });
         if let Err(error) = self.artifacts.evict(&referenced) {
             tracing::warn!(%error, "artifact eviction failed");
         }
+        state
+            .packaged
+            .retain(|_, artifact| self.artifacts.contains(&artifact.digest));
         if let Some(metrics) = &self.metrics {
             metrics.live_mirrors.set(registry.len() as i64);
         }
