@@ -1,0 +1,643 @@
+//! The lexer: template text into items, following Go's `text/template/parse` lexer rules —
+//! `{{`/`}}` delimiters, `{{- ` and ` -}}` trim markers (which eat the whitespace around
+//! them), comments that must close right before the delimiter, quoted, raw and character
+//! literals, numbers in every Go syntax, variables, fields, keywords, and paren balance.
+
+use std::fmt;
+
+/// What kind of token an [`Item`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ItemKind {
+    /// Plain text outside actions.
+    Text,
+    /// `{{`.
+    LeftDelim,
+    /// `}}`.
+    RightDelim,
+    /// Spaces inside an action (they separate arguments).
+    Space,
+    /// `true` or `false`.
+    Bool,
+    /// A character constant, quotes included.
+    CharConstant,
+    /// A number, as written.
+    Number,
+    /// An interpreted string, quotes included.
+    String,
+    /// A raw string, backquotes included.
+    RawString,
+    /// `:=`.
+    Declare,
+    /// `=`.
+    Assign,
+    /// `|`.
+    Pipe,
+    /// `(`.
+    LeftParen,
+    /// `)`.
+    RightParen,
+    /// `,` (in `range $i, $v :=`).
+    Comma,
+    /// `.` alone.
+    Dot,
+    /// `.Name` (one segment; chains are consecutive fields).
+    Field,
+    /// `$` or `$name`.
+    Variable,
+    /// A function name.
+    Identifier,
+    /// `nil`.
+    Nil,
+    /// A keyword: block, break, continue, define, else, end, if, range, template, with.
+    Keyword,
+    /// A comment (`{{/* ... */}}`), delimiters excluded.
+    Comment,
+    /// End of input.
+    Eof,
+}
+
+/// One token with its text and the line it starts on (1-based).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Item {
+    /// Kind of token.
+    pub kind: ItemKind,
+    /// Its text.
+    pub text: String,
+    /// Line where it starts.
+    pub line: usize,
+}
+
+/// A lexing error, with Go's wording and the line where it happened.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub struct LexError {
+    /// Line of the error.
+    pub line: usize,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl fmt::Display for LexError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.line, self.message)
+    }
+}
+
+const KEYWORDS: &[&str] = &[
+    "block", "break", "continue", "define", "else", "end", "if", "range", "template", "with",
+];
+
+fn is_space(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\r' | '\n')
+}
+
+fn is_alphanumeric(c: char) -> bool {
+    c == '_' || c.is_alphanumeric()
+}
+
+struct Lexer<'a> {
+    input: &'a str,
+    pos: usize,
+    line: usize,
+    items: Vec<Item>,
+    paren_depth: usize,
+}
+
+impl<'a> Lexer<'a> {
+    fn rest(&self) -> &'a str {
+        &self.input[self.pos..]
+    }
+
+    fn peek(&self) -> Option<char> {
+        self.rest().chars().next()
+    }
+
+    fn emit(&mut self, kind: ItemKind, start: usize, line: usize) {
+        self.items.push(Item {
+            kind,
+            text: self.input[start..self.pos].to_owned(),
+            line,
+        });
+    }
+
+    fn advance(&mut self, bytes: usize) {
+        self.line += self.input[self.pos..self.pos + bytes].matches('\n').count();
+        self.pos += bytes;
+    }
+
+    fn error<T>(&self, message: impl Into<String>) -> Result<T, LexError> {
+        Err(LexError {
+            line: self.line,
+            message: message.into(),
+        })
+    }
+
+    /// Text up to the next `{{`, honouring a `{{-` trim marker.
+    fn lex_text(&mut self) -> Result<bool, LexError> {
+        let start = self.pos;
+        let line = self.line;
+        match self.rest().find("{{") {
+            None => {
+                self.advance(self.input.len() - self.pos);
+                if self.pos > start {
+                    self.emit(ItemKind::Text, start, line);
+                }
+                Ok(false)
+            }
+            Some(offset) => {
+                let delim = self.pos + offset;
+                let after = &self.input[delim + 2..];
+                let trims = after.starts_with('-') && after[1..].starts_with(is_space);
+                let text_end = if trims {
+                    self.input[start..delim].trim_end_matches(is_space).len() + start
+                } else {
+                    delim
+                };
+                if text_end > start {
+                    self.items.push(Item {
+                        kind: ItemKind::Text,
+                        text: self.input[start..text_end].to_owned(),
+                        line,
+                    });
+                }
+                self.advance(delim - self.pos);
+                Ok(true)
+            }
+        }
+    }
+
+    /// Whether the input at the current position is a right delimiter (with optional trim
+    /// marker); returns its length and whether it trims.
+    fn at_right_delim(&self) -> Option<(usize, bool)> {
+        let rest = self.rest();
+        if rest.starts_with("}}") {
+            return Some((2, false));
+        }
+        let mut chars = rest.char_indices();
+        if let Some((_, c)) = chars.next()
+            && is_space(c)
+        {
+            let after_space = &rest[c.len_utf8()..];
+            if let Some(tail) = after_space.strip_prefix('-')
+                && tail.starts_with("}}")
+            {
+                return Some((c.len_utf8() + 3, true));
+            }
+        }
+        None
+    }
+
+    fn lex_left_delim(&mut self) -> Result<(), LexError> {
+        let line = self.line;
+        let start = self.pos;
+        self.advance(2);
+        let trims = self.rest().starts_with('-') && self.rest()[1..].starts_with(is_space);
+        if trims {
+            self.advance(2);
+        }
+        // A comment must follow the delimiter (and its trim marker) directly.
+        if self.rest().starts_with("/*") {
+            let Some(end) = self.rest().find("*/") else {
+                return self.error("unclosed comment");
+            };
+            let comment_start = self.pos;
+            self.advance(end + 2);
+            let comment = self.input[comment_start..self.pos].to_owned();
+            let Some((len, trim_after)) = self.at_right_delim() else {
+                return self.error("comment ends before closing delimiter");
+            };
+            self.advance(len);
+            self.items.push(Item {
+                kind: ItemKind::Comment,
+                text: comment,
+                line,
+            });
+            if trim_after {
+                self.skip_leading_space();
+            }
+            return Ok(());
+        }
+        self.items.push(Item {
+            kind: ItemKind::LeftDelim,
+            text: self.input[start..start + 2].to_owned(),
+            line,
+        });
+        self.paren_depth = 0;
+        self.lex_inside_action()
+    }
+
+    fn skip_leading_space(&mut self) {
+        let skip = self.rest().len() - self.rest().trim_start_matches(is_space).len();
+        self.advance(skip);
+    }
+
+    fn lex_inside_action(&mut self) -> Result<(), LexError> {
+        loop {
+            if let Some((len, trims)) = self.at_right_delim() {
+                if self.paren_depth > 0 {
+                    return self.error("unclosed left paren");
+                }
+                let line = self.line;
+                // The space before a trim marker is not an item of its own.
+                let start = self.pos + len - 2;
+                self.advance(len);
+                self.items.push(Item {
+                    kind: ItemKind::RightDelim,
+                    text: self.input[start..self.pos].to_owned(),
+                    line,
+                });
+                if trims {
+                    self.skip_leading_space();
+                }
+                return Ok(());
+            }
+            let start = self.pos;
+            let line = self.line;
+            let Some(c) = self.peek() else {
+                return self.error("unclosed action");
+            };
+            match c {
+                c if is_space(c) => {
+                    let len = self.rest().len() - self.rest().trim_start_matches(is_space).len();
+                    // Stop before a trim marker so that ` -}}` is seen as a delimiter.
+                    let len = if self.rest()[len..].starts_with("-}}") && len > 0 {
+                        len - 1
+                    } else {
+                        len
+                    };
+                    if len == 0 {
+                        self.advance(c.len_utf8());
+                    } else {
+                        self.advance(len);
+                    }
+                    self.emit(ItemKind::Space, start, line);
+                }
+                '=' => {
+                    self.advance(1);
+                    self.emit(ItemKind::Assign, start, line);
+                }
+                ':' => {
+                    if !self.rest().starts_with(":=") {
+                        return self.error("expected :=");
+                    }
+                    self.advance(2);
+                    self.emit(ItemKind::Declare, start, line);
+                }
+                '|' => {
+                    self.advance(1);
+                    self.emit(ItemKind::Pipe, start, line);
+                }
+                ',' => {
+                    self.advance(1);
+                    self.emit(ItemKind::Comma, start, line);
+                }
+                '(' => {
+                    self.advance(1);
+                    self.paren_depth += 1;
+                    self.emit(ItemKind::LeftParen, start, line);
+                }
+                ')' => {
+                    if self.paren_depth == 0 {
+                        return self.error("unexpected right paren");
+                    }
+                    self.paren_depth -= 1;
+                    self.advance(1);
+                    self.emit(ItemKind::RightParen, start, line);
+                }
+                '"' => self.lex_quote(start, line)?,
+                '`' => {
+                    let Some(end) = self.rest()[1..].find('`') else {
+                        return self.error("unterminated raw quoted string");
+                    };
+                    self.advance(end + 2);
+                    self.emit(ItemKind::RawString, start, line);
+                }
+                '\'' => self.lex_char(start, line)?,
+                '$' => {
+                    self.advance(1);
+                    self.take_while(is_alphanumeric);
+                    self.emit(ItemKind::Variable, start, line);
+                }
+                '.' => {
+                    let next = self.rest()[1..].chars().next();
+                    if next.is_some_and(|n| n.is_ascii_digit()) {
+                        self.lex_number(start, line)?;
+                    } else {
+                        self.advance(1);
+                        let before = self.pos;
+                        self.take_while(is_alphanumeric);
+                        let kind = if self.pos == before {
+                            ItemKind::Dot
+                        } else {
+                            ItemKind::Field
+                        };
+                        self.emit(kind, start, line);
+                    }
+                }
+                '+' | '-' | '0'..='9' => self.lex_number(start, line)?,
+                c if is_alphanumeric(c) => {
+                    self.take_while(is_alphanumeric);
+                    let word = &self.input[start..self.pos];
+                    let kind = match word {
+                        "true" | "false" => ItemKind::Bool,
+                        "nil" => ItemKind::Nil,
+                        w if KEYWORDS.contains(&w) => ItemKind::Keyword,
+                        _ => ItemKind::Identifier,
+                    };
+                    self.emit(kind, start, line);
+                }
+                other => return self.error(format!("unrecognized character in action: {other:?}")),
+            }
+        }
+    }
+
+    fn take_while(&mut self, keep: impl Fn(char) -> bool) {
+        let len = self.rest().len() - self.rest().trim_start_matches(|c: char| keep(c)).len();
+        self.advance(len);
+    }
+
+    fn lex_quote(&mut self, start: usize, line: usize) -> Result<(), LexError> {
+        let mut chars = self.rest()[1..].char_indices();
+        loop {
+            match chars.next() {
+                None | Some((_, '\n')) => return self.error("unterminated quoted string"),
+                Some((_, '\\')) => {
+                    if matches!(chars.next(), None | Some((_, '\n'))) {
+                        return self.error("unterminated quoted string");
+                    }
+                }
+                Some((i, '"')) => {
+                    self.advance(i + 2);
+                    self.emit(ItemKind::String, start, line);
+                    return Ok(());
+                }
+                Some(_) => {}
+            }
+        }
+    }
+
+    fn lex_char(&mut self, start: usize, line: usize) -> Result<(), LexError> {
+        let mut chars = self.rest()[1..].char_indices();
+        loop {
+            match chars.next() {
+                None | Some((_, '\n')) => return self.error("unterminated character constant"),
+                Some((_, '\\')) => {
+                    if matches!(chars.next(), None | Some((_, '\n'))) {
+                        return self.error("unterminated character constant");
+                    }
+                }
+                Some((i, '\'')) => {
+                    self.advance(i + 2);
+                    self.emit(ItemKind::CharConstant, start, line);
+                    return Ok(());
+                }
+                Some(_) => {}
+            }
+        }
+    }
+
+    /// Go's number scanner: optional sign, hex/octal/binary prefixes, `_` separators,
+    /// fractions, exponents (`p` for hex), and an imaginary `i`. An alphanumeric right after
+    /// a number is an error ("bad number syntax").
+    fn lex_number(&mut self, start: usize, line: usize) -> Result<(), LexError> {
+        let bytes = self.input.as_bytes();
+        let mut i = self.pos;
+        if matches!(bytes.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        let mut digits: &[u8] = b"0123456789_";
+        let mut exponent: &[u8] = b"eE";
+        if bytes.get(i) == Some(&b'0') {
+            match bytes.get(i + 1) {
+                Some(b'x' | b'X') => {
+                    i += 2;
+                    digits = b"0123456789abcdefABCDEF_";
+                    exponent = b"pP";
+                }
+                Some(b'o' | b'O') => {
+                    i += 2;
+                    digits = b"01234567_";
+                    exponent = b"";
+                }
+                Some(b'b' | b'B') => {
+                    i += 2;
+                    digits = b"01_";
+                    exponent = b"";
+                }
+                _ => {}
+            }
+        }
+        let scan = |i: &mut usize, set: &[u8]| {
+            while bytes.get(*i).is_some_and(|b| set.contains(b)) {
+                *i += 1;
+            }
+        };
+        scan(&mut i, digits);
+        if bytes.get(i) == Some(&b'.') {
+            i += 1;
+            scan(&mut i, digits);
+        }
+        if !exponent.is_empty() && bytes.get(i).is_some_and(|b| exponent.contains(b)) {
+            i += 1;
+            if matches!(bytes.get(i), Some(b'+' | b'-')) {
+                i += 1;
+            }
+            scan(&mut i, b"0123456789_");
+        }
+        if bytes.get(i) == Some(&b'i') {
+            i += 1;
+        }
+        let end_ok = self.input[i..]
+            .chars()
+            .next()
+            .is_none_or(|c| !is_alphanumeric(c));
+        if i == self.pos || !end_ok || (i == self.pos + 1 && matches!(bytes[self.pos], b'+' | b'-'))
+        {
+            let bad_end = self.input[i..]
+                .find(|c: char| !is_alphanumeric(c))
+                .map_or(self.input.len(), |e| i + e);
+            return self.error(format!(
+                "bad number syntax: {:?}",
+                &self.input[self.pos..bad_end.max(i)]
+            ));
+        }
+        self.advance(i - self.pos);
+        self.emit(ItemKind::Number, start, line);
+        Ok(())
+    }
+}
+
+/// Lex a whole template. Comments are kept as items; the parser drops them.
+pub fn lex(input: &str) -> Result<Vec<Item>, LexError> {
+    let mut lexer = Lexer {
+        input,
+        pos: 0,
+        line: 1,
+        items: Vec::new(),
+        paren_depth: 0,
+    };
+    while lexer.lex_text()? {
+        lexer.lex_left_delim()?;
+    }
+    lexer.items.push(Item {
+        kind: ItemKind::Eof,
+        text: String::new(),
+        line: lexer.line,
+    });
+    Ok(lexer.items)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ItemKind::*;
+    use super::*;
+
+    fn kinds(input: &str) -> Vec<(ItemKind, std::string::String)> {
+        lex(input)
+            .unwrap()
+            .into_iter()
+            .map(|i| (i.kind, i.text))
+            .collect()
+    }
+
+    fn k(kind: ItemKind, text: &str) -> (ItemKind, std::string::String) {
+        (kind, text.to_owned())
+    }
+
+    #[test]
+    fn text_actions_fields_and_pipes() {
+        assert_eq!(
+            kinds("hello {{ .Values.name | quote }}!"),
+            [
+                k(Text, "hello "),
+                k(LeftDelim, "{{"),
+                k(Space, " "),
+                k(Field, ".Values"),
+                k(Field, ".name"),
+                k(Space, " "),
+                k(Pipe, "|"),
+                k(Space, " "),
+                k(Identifier, "quote"),
+                k(Space, " "),
+                k(RightDelim, "}}"),
+                k(Text, "!"),
+                k(Eof, ""),
+            ]
+        );
+    }
+
+    #[test]
+    fn trim_markers_eat_surrounding_whitespace() {
+        assert_eq!(
+            kinds("a  \n {{- $x := 1 -}} \n\t b"),
+            [
+                k(Text, "a"),
+                k(LeftDelim, "{{"),
+                k(Variable, "$x"),
+                k(Space, " "),
+                k(Declare, ":="),
+                k(Space, " "),
+                k(Number, "1"),
+                k(RightDelim, "}}"),
+                k(Text, "b"),
+                k(Eof, ""),
+            ]
+        );
+        // `{{-3}}` is the number -3, not a trim marker.
+        assert_eq!(kinds("{{-3}}")[1], k(Number, "-3"));
+    }
+
+    #[test]
+    fn comments_and_keywords() {
+        assert_eq!(
+            kinds("x {{- /* note */ -}} y{{ if .a }}{{ else }}{{ end }}"),
+            [
+                k(Text, "x"),
+                k(Comment, "/* note */"),
+                k(Text, "y"),
+                k(LeftDelim, "{{"),
+                k(Space, " "),
+                k(Keyword, "if"),
+                k(Space, " "),
+                k(Field, ".a"),
+                k(Space, " "),
+                k(RightDelim, "}}"),
+                k(LeftDelim, "{{"),
+                k(Space, " "),
+                k(Keyword, "else"),
+                k(Space, " "),
+                k(RightDelim, "}}"),
+                k(LeftDelim, "{{"),
+                k(Space, " "),
+                k(Keyword, "end"),
+                k(Space, " "),
+                k(RightDelim, "}}"),
+                k(Eof, ""),
+            ]
+        );
+    }
+
+    #[test]
+    fn literals_of_every_kind() {
+        let items = kinds(
+            r#"{{ "a\"b" `raw` 'x' '\n' 0x1F 1_000 3.5e-2 .5 0b101 0o17 1i true nil $ . ( ) , = }}"#,
+        );
+        let significant: Vec<_> = items
+            .into_iter()
+            .filter(|(kind, _)| *kind != Space)
+            .collect();
+        assert_eq!(
+            significant,
+            [
+                k(LeftDelim, "{{"),
+                k(String, r#""a\"b""#),
+                k(RawString, "`raw`"),
+                k(CharConstant, "'x'"),
+                k(CharConstant, r"'\n'"),
+                k(Number, "0x1F"),
+                k(Number, "1_000"),
+                k(Number, "3.5e-2"),
+                k(Number, ".5"),
+                k(Number, "0b101"),
+                k(Number, "0o17"),
+                k(Number, "1i"),
+                k(Bool, "true"),
+                k(Nil, "nil"),
+                k(Variable, "$"),
+                k(Dot, "."),
+                k(LeftParen, "("),
+                k(RightParen, ")"),
+                k(Comma, ","),
+                k(Assign, "="),
+                k(RightDelim, "}}"),
+                k(Eof, ""),
+            ]
+        );
+    }
+
+    #[test]
+    fn lines_are_counted_across_text_and_actions() {
+        let items = lex("a\nb\n{{ .x\n | y }}\nc").unwrap();
+        let pipe = items.iter().find(|i| i.kind == Pipe).unwrap();
+        assert_eq!(pipe.line, 4);
+        assert_eq!(items.last().unwrap().line, 5);
+    }
+
+    #[test]
+    fn errors_use_go_wording_and_lines() {
+        let error = |input: &str| lex(input).unwrap_err().to_string();
+        assert_eq!(error("{{ .a "), "1: unclosed action");
+        assert_eq!(error("\n{{ \"abc }}"), "2: unterminated quoted string");
+        assert_eq!(error("{{ `abc }}"), "1: unterminated raw quoted string");
+        assert_eq!(error("{{ 'a }}"), "1: unterminated character constant");
+        assert_eq!(error("{{ (a }}"), "1: unclosed left paren");
+        assert_eq!(error("{{ a) }}"), "1: unexpected right paren");
+        assert_eq!(
+            error("{{/* a */ x }}"),
+            "1: comment ends before closing delimiter"
+        );
+        assert_eq!(error("{{/* a "), "1: unclosed comment");
+        assert_eq!(error("{{ 3x }}"), "1: bad number syntax: \"3x\"");
+        assert_eq!(error("{{ a : b }}"), "1: expected :=");
+        assert_eq!(error("{{ # }}"), "1: unrecognized character in action: '#'");
+    }
+}

@@ -1,0 +1,11 @@
+//! Go's `text/template`, written in Rust, with the behaviour Helm charts rely on.
+//!
+//! Written by hand because no crate reproduces Go's template language exactly (its lexer
+//! rules, trim markers, truthiness, formatting of values and error texts), and Helm
+//! compatibility depends on byte-identical output. This crate has no Helm knowledge and
+//! does no I/O; it compiles natively and to `wasm32-wasip2`.
+//!
+//! Status: the lexer ([`lex`]) is complete; the parser, executor and the Sprig function set
+//! come next.
+
+pub mod lex;
