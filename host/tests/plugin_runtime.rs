@@ -121,22 +121,23 @@ async fn a_looping_call_does_not_block_other_calls() {
         })
         .collect();
     tokio::time::sleep(Duration::from_millis(50)).await;
-    let started = Instant::now();
     plugin
         .resolve(&request("ok"), Grants::default())
         .await
         .unwrap();
-    let quick = started.elapsed();
+    // The normal call finished while the looping calls were still running: it did not
+    // wait behind them.
+    let still_looping = spinning.iter().filter(|task| !task.is_finished()).count();
+    assert_eq!(
+        still_looping, 2,
+        "the normal call waited for the looping calls to end"
+    );
     for task in spinning {
         assert!(matches!(
             task.await.unwrap().unwrap_err().cause,
             CallFailure::Deadline(_)
         ));
     }
-    assert!(
-        quick < Duration::from_millis(1_500),
-        "normal call waited {quick:?} behind looping calls"
-    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -417,13 +418,13 @@ async fn calls_beyond_the_instance_slots_wait_for_a_slot_instead_of_failing() {
             PluginWorld::Source,
             PluginLimits {
                 memory_mib: 32,
-                timeout_ms: 3_000,
+                timeout_ms: 10_000,
             },
         ))
         .unwrap();
     let quick = PluginLimits {
         memory_mib: 32,
-        timeout_ms: 30_000,
+        timeout_ms: 60_000,
     };
     runtime
         .load(&entry(
@@ -435,7 +436,8 @@ async fn calls_beyond_the_instance_slots_wait_for_a_slot_instead_of_failing() {
         .unwrap();
     let spin = std::sync::Arc::new(runtime.source("spin").unwrap());
     let quick = std::sync::Arc::new(runtime.source("quick").unwrap());
-    // Fill every instance slot with a looping call...
+    // Fill every instance slot with a looping call (a 10 s deadline leaves time for all 256
+    // to start even on a loaded 2-core machine)...
     let spinning: Vec<_> = (0..capstan::plugins::MAX_CONCURRENT_CALLS)
         .map(|_| {
             let spin = spin.clone();
