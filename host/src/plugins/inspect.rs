@@ -22,6 +22,17 @@ pub enum BinaryKind {
     NotWasm,
 }
 
+impl BinaryKind {
+    /// What the file is instead of a component, or `None` when it is one.
+    pub fn not_a_component(self) -> Option<&'static str> {
+        match self {
+            BinaryKind::Component => None,
+            BinaryKind::CoreModule => Some("a core WebAssembly module"),
+            BinaryKind::NotWasm => Some("no WebAssembly header"),
+        }
+    }
+}
+
 /// Classify bytes by their WebAssembly header.
 pub fn binary_kind(bytes: &[u8]) -> BinaryKind {
     const MAGIC: &[u8] = b"\0asm";

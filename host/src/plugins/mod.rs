@@ -25,7 +25,7 @@ use self::bindings::source::exports::capstan::plugin::source::{Revision, SourceR
 use self::bindings::types::{ChartArtifact, Json, ReleaseId, ReleaseInfo};
 use self::cache::{CacheOutcome, CompiledCache};
 use self::call::{CallError, CallState};
-use self::inspect::{BinaryKind, ComponentDescription, SUPPORTED_PACKAGE, WorldMismatch};
+use self::inspect::{ComponentDescription, SUPPORTED_PACKAGE, WorldMismatch};
 use crate::capabilities::Grants;
 use crate::config::{PluginConfig, PluginWorld};
 use crate::telemetry::PluginMetrics;
@@ -299,11 +299,7 @@ impl PluginRuntime {
             path: path.clone(),
             cause,
         })?;
-        let found = match inspect::binary_kind(&bytes) {
-            BinaryKind::Component => None,
-            BinaryKind::CoreModule => Some("a core WebAssembly module"),
-            BinaryKind::NotWasm => Some("no WebAssembly header"),
-        };
+        let found = inspect::binary_kind(&bytes).not_a_component();
         if let Some(found) = found {
             return Err(LoadError::NotComponent {
                 name,
@@ -431,11 +427,7 @@ pub fn describe_file(engine: &Engine, path: &Path) -> Result<ComponentDescriptio
         path: path.to_owned(),
         cause,
     })?;
-    let found = match inspect::binary_kind(&bytes) {
-        BinaryKind::Component => None,
-        BinaryKind::CoreModule => Some("a core WebAssembly module"),
-        BinaryKind::NotWasm => Some("no WebAssembly header"),
-    };
+    let found = inspect::binary_kind(&bytes).not_a_component();
     if let Some(found) = found {
         return Err(LoadError::NotComponent {
             name,

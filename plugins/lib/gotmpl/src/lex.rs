@@ -303,7 +303,13 @@ impl<'a> Lexer<'a> {
                     self.advance(1);
                     self.emit(ItemKind::RightParen, start, line);
                 }
-                '"' => self.lex_quote(start, line)?,
+                '"' => self.lex_quoted(
+                    '"',
+                    ItemKind::String,
+                    start,
+                    line,
+                    "unterminated quoted string",
+                )?,
                 '`' => {
                     let Some(end) = self.rest()[1..].find('`') else {
                         return self.error("unterminated raw quoted string");
@@ -311,7 +317,13 @@ impl<'a> Lexer<'a> {
                     self.advance(end + 2);
                     self.emit(ItemKind::RawString, start, line);
                 }
-                '\'' => self.lex_char(start, line)?,
+                '\'' => self.lex_quoted(
+                    '\'',
+                    ItemKind::CharConstant,
+                    start,
+                    line,
+                    "unterminated character constant",
+                )?,
                 '$' => {
                     self.advance(1);
                     self.take_while(is_alphanumeric);
@@ -355,39 +367,27 @@ impl<'a> Lexer<'a> {
         self.advance(len);
     }
 
-    fn lex_quote(&mut self, start: usize, line: usize) -> Result<(), LexError> {
+    /// A `"`-quoted string or a `'`-quoted character: backslash escapes, no newline inside.
+    fn lex_quoted(
+        &mut self,
+        quote: char,
+        kind: ItemKind,
+        start: usize,
+        line: usize,
+        unterminated: &str,
+    ) -> Result<(), LexError> {
         let mut chars = self.rest()[1..].char_indices();
         loop {
             match chars.next() {
-                None | Some((_, '\n')) => return self.error("unterminated quoted string"),
+                None | Some((_, '\n')) => return self.error(unterminated),
                 Some((_, '\\')) => {
                     if matches!(chars.next(), None | Some((_, '\n'))) {
-                        return self.error("unterminated quoted string");
+                        return self.error(unterminated);
                     }
                 }
-                Some((i, '"')) => {
+                Some((i, c)) if c == quote => {
                     self.advance(i + 2);
-                    self.emit(ItemKind::String, start, line);
-                    return Ok(());
-                }
-                Some(_) => {}
-            }
-        }
-    }
-
-    fn lex_char(&mut self, start: usize, line: usize) -> Result<(), LexError> {
-        let mut chars = self.rest()[1..].char_indices();
-        loop {
-            match chars.next() {
-                None | Some((_, '\n')) => return self.error("unterminated character constant"),
-                Some((_, '\\')) => {
-                    if matches!(chars.next(), None | Some((_, '\n'))) {
-                        return self.error("unterminated character constant");
-                    }
-                }
-                Some((i, '\'')) => {
-                    self.advance(i + 2);
-                    self.emit(ItemKind::CharConstant, start, line);
+                    self.emit(kind, start, line);
                     return Ok(());
                 }
                 Some(_) => {}
