@@ -65,6 +65,8 @@ pub struct Item {
     pub text: String,
     /// Line where it starts.
     pub line: usize,
+    /// Byte offset in the template text where it starts.
+    pub pos: usize,
 }
 
 /// A lexing error, with Go's wording and the line where it happened.
@@ -116,6 +118,7 @@ impl<'a> Lexer<'a> {
             kind,
             text: self.input[start..self.pos].to_owned(),
             line,
+            pos: start,
         });
     }
 
@@ -157,6 +160,7 @@ impl<'a> Lexer<'a> {
                         kind: ItemKind::Text,
                         text: self.input[start..text_end].to_owned(),
                         line,
+                        pos: start,
                     });
                 }
                 self.advance(delim - self.pos);
@@ -210,6 +214,7 @@ impl<'a> Lexer<'a> {
                 kind: ItemKind::Comment,
                 text: comment,
                 line,
+                pos: comment_start,
             });
             if trim_after {
                 self.skip_leading_space();
@@ -220,6 +225,7 @@ impl<'a> Lexer<'a> {
             kind: ItemKind::LeftDelim,
             text: self.input[start..start + 2].to_owned(),
             line,
+            pos: start,
         });
         self.paren_depth = 0;
         self.lex_inside_action()
@@ -244,6 +250,7 @@ impl<'a> Lexer<'a> {
                     kind: ItemKind::RightDelim,
                     text: self.input[start..self.pos].to_owned(),
                     line,
+                    pos: start,
                 });
                 if trims {
                     self.skip_leading_space();
@@ -482,6 +489,7 @@ pub fn lex(input: &str) -> Result<Vec<Item>, LexError> {
         kind: ItemKind::Eof,
         text: String::new(),
         line: lexer.line,
+        pos: input.len(),
     });
     Ok(lexer.items)
 }

@@ -4,8 +4,9 @@
 //! rules, trim markers, truthiness, formatting of values and error texts), and Helm
 //! compatibility depends on byte-identical output. This crate has no Helm knowledge and
 //! does no I/O; it compiles natively and to `wasm32-wasip2`.
-//!
-//! Status: the lexer ([`lex`]) is complete; the parser, executor and the Sprig function set
-//! come next.
 
+pub mod funcs;
+pub mod gofmt;
+pub mod json;
 pub mod lex;
+pub mod value;

@@ -1,0 +1,1 @@
+//! JSON as Go's `encoding/json` writes and reads it for template values.
