@@ -5,8 +5,15 @@
 //! compatibility depends on byte-identical output. This crate has no Helm knowledge and
 //! does no I/O; it compiles natively and to `wasm32-wasip2`.
 
+pub mod builtins;
+pub mod exec;
 pub mod funcs;
 pub mod gofmt;
 pub mod json;
 pub mod lex;
+pub mod parse;
 pub mod value;
+
+pub use exec::{ExecError, Limits, MissingKey, Template, TemplateError};
+pub use funcs::{FuncError, FuncMap, Runtime};
+pub use value::Value;

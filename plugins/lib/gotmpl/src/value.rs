@@ -328,7 +328,7 @@ pub fn format_float_g(x: f64) -> String {
     if negative {
         out.push('-');
     }
-    if exp < -4 || exp >= 6 {
+    if !(-4..6).contains(&exp) {
         out.push_str(&digits[..1]);
         if digits.len() > 1 {
             out.push('.');
@@ -403,7 +403,7 @@ mod tests {
             (42.0, "42"),
             (0.0, "0"),
             (100_000.0, "100000"),
-            (3.14159, "3.14159"),
+            (2.71, "2.71"),
             (1.0 / 3.0, "0.3333333333333333"),
         ] {
             assert_eq!(format_float_g(x), go, "{x}");
