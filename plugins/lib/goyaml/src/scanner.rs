@@ -1,0 +1,1419 @@
+//! The YAML 1.1 scanner of libyaml as go-yaml v2 carries it (`scannerc.go`, `readerc.go`):
+//! characters to tokens, with the same simple-key bookkeeping, indentation rules, scalar
+//! folding and error texts and marks, so that what go-yaml accepts (and how it complains)
+//! is reproduced.
+
+use std::collections::{HashMap, VecDeque};
+
+/// A position: character index, 0-based line and column.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Mark {
+    pub index: usize,
+    pub line: usize,
+    pub column: usize,
+}
+
+/// Which stage reported a problem (go-yaml adds one to scanner problem lines).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    Reader,
+    Scanner,
+    Parser,
+}
+
+/// A libyaml problem with its context.
+#[derive(Debug, Clone)]
+pub struct Problem {
+    pub kind: ErrorKind,
+    pub context: &'static str,
+    pub context_mark: Mark,
+    pub problem: String,
+    pub problem_mark: Mark,
+}
+
+impl Problem {
+    /// go-yaml's `parser.fail()` wording: `line N: problem` (without the `yaml: ` prefix).
+    pub fn message(&self) -> String {
+        let mut line = 0;
+        if self.problem_mark.line != 0 {
+            line = self.problem_mark.line;
+            if self.kind == ErrorKind::Scanner {
+                line += 1;
+            }
+        } else if self.context_mark.line != 0 {
+            line = self.context_mark.line;
+        }
+        if line != 0 {
+            format!("line {line}: {}", self.problem)
+        } else {
+            self.problem.clone()
+        }
+    }
+}
+
+/// Scalar styles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScalarStyle {
+    Plain,
+    SingleQuoted,
+    DoubleQuoted,
+    Literal,
+    Folded,
+}
+
+/// Token kinds.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TokenKind {
+    StreamStart,
+    StreamEnd,
+    VersionDirective(u8, u8),
+    TagDirective { handle: String, prefix: String },
+    DocumentStart,
+    DocumentEnd,
+    BlockSequenceStart,
+    BlockMappingStart,
+    BlockEnd,
+    FlowSequenceStart,
+    FlowSequenceEnd,
+    FlowMappingStart,
+    FlowMappingEnd,
+    BlockEntry,
+    FlowEntry,
+    Key,
+    Value,
+    Alias(String),
+    Anchor(String),
+    Tag { handle: String, suffix: String },
+    Scalar { value: String, style: ScalarStyle },
+}
+
+/// A token with its marks.
+#[derive(Debug, Clone)]
+pub struct Token {
+    pub kind: TokenKind,
+    pub start: Mark,
+    pub end: Mark,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct SimpleKey {
+    possible: bool,
+    required: bool,
+    token_number: usize,
+    mark: Mark,
+}
+
+type SResult<T> = Result<T, Problem>;
+
+const MAX_FLOW_LEVEL: usize = 10000;
+const MAX_INDENTS: usize = 10000;
+
+/// The scanner state.
+pub struct Scanner {
+    buf: Vec<char>,
+    pos: usize,
+    pub mark: Mark,
+    pub tokens: VecDeque<Token>,
+    pub tokens_parsed: usize,
+    pub token_available: bool,
+    stream_start_produced: bool,
+    pub stream_end_produced: bool,
+    indent: i64,
+    indents: Vec<i64>,
+    simple_key_allowed: bool,
+    simple_keys: Vec<SimpleKey>,
+    simple_keys_by_tok: HashMap<usize, usize>,
+    flow_level: usize,
+    /// First character the reader refuses (a control character), as a char index.
+    bad_char: Option<usize>,
+}
+
+fn is_break(c: char) -> bool {
+    matches!(c, '\r' | '\n' | '\u{85}' | '\u{2028}' | '\u{2029}')
+}
+fn is_breakz(c: char) -> bool {
+    is_break(c) || c == '\0'
+}
+fn is_blank(c: char) -> bool {
+    c == ' ' || c == '\t'
+}
+fn is_blankz(c: char) -> bool {
+    is_blank(c) || is_breakz(c)
+}
+fn is_alpha(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_' || c == '-'
+}
+fn reader_allows(c: char) -> bool {
+    let v = c as u32;
+    matches!(v, 0x09 | 0x0A | 0x0D | 0x20..=0x7E | 0x85 | 0xA0..=0xD7FF | 0xE000..=0xFFFD | 0x10000..=0x10FFFF)
+}
+
+impl Scanner {
+    /// A scanner over the text (a leading byte-order mark is dropped as the reader does).
+    pub fn new(text: &str) -> Scanner {
+        let text = text.strip_prefix('\u{FEFF}').unwrap_or(text);
+        let mut buf: Vec<char> = text.chars().collect();
+        let bad_char = buf.iter().position(|&c| !reader_allows(c));
+        buf.extend(['\0'; 8]);
+        Scanner {
+            buf,
+            pos: 0,
+            mark: Mark::default(),
+            tokens: VecDeque::new(),
+            tokens_parsed: 0,
+            token_available: false,
+            stream_start_produced: false,
+            stream_end_produced: false,
+            indent: -1,
+            indents: Vec::new(),
+            simple_key_allowed: false,
+            simple_keys: Vec::new(),
+            simple_keys_by_tok: HashMap::new(),
+            flow_level: 0,
+            bad_char,
+        }
+    }
+
+    fn ch(&self, k: usize) -> char {
+        self.buf.get(self.pos + k).copied().unwrap_or('\0')
+    }
+
+    fn col(&self) -> i64 {
+        self.mark.column as i64
+    }
+
+    fn skip(&mut self) {
+        self.mark.index += 1;
+        self.mark.column += 1;
+        self.pos += 1;
+    }
+
+    fn skip_line(&mut self) {
+        if self.ch(0) == '\r' && self.ch(1) == '\n' {
+            self.mark.index += 2;
+            self.mark.column = 0;
+            self.mark.line += 1;
+            self.pos += 2;
+        } else if is_break(self.ch(0)) {
+            self.mark.index += 1;
+            self.mark.column = 0;
+            self.mark.line += 1;
+            self.pos += 1;
+        }
+    }
+
+    fn read(&mut self, s: &mut String) {
+        s.push(self.ch(0));
+        self.skip();
+    }
+
+    fn read_line(&mut self, s: &mut String) {
+        let c = self.ch(0);
+        if c == '\r' && self.ch(1) == '\n' {
+            s.push('\n');
+            self.pos += 2;
+            self.mark.index += 1;
+        } else if c == '\r' || c == '\n' || c == '\u{85}' {
+            s.push('\n');
+            self.pos += 1;
+        } else if c == '\u{2028}' || c == '\u{2029}' {
+            s.push(c);
+            self.pos += 1;
+        } else {
+            return;
+        }
+        self.mark.index += 1;
+        self.mark.column = 0;
+        self.mark.line += 1;
+    }
+
+    fn error(&self, context: &'static str, context_mark: Mark, problem: &str) -> Problem {
+        Problem {
+            kind: ErrorKind::Scanner,
+            context,
+            context_mark,
+            problem: problem.to_string(),
+            problem_mark: self.mark,
+        }
+    }
+
+    fn insert_token(&mut self, pos: i64, token: Token) {
+        if pos < 0 {
+            self.tokens.push_back(token);
+        } else {
+            let at = (pos as usize).min(self.tokens.len());
+            self.tokens.insert(at, token);
+        }
+    }
+
+    fn push_token(&mut self, kind: TokenKind, start: Mark, end: Mark) {
+        self.tokens.push_back(Token { kind, start, end });
+    }
+
+    /// Makes sure a token is ready at the head of the queue.
+    pub fn fetch_more_tokens(&mut self) -> SResult<()> {
+        loop {
+            if !self.tokens.is_empty() {
+                match self.simple_keys_by_tok.get(&self.tokens_parsed) {
+                    None => break,
+                    Some(&idx) => {
+                        if !self.simple_key_is_valid(idx)? {
+                            break;
+                        }
+                    }
+                }
+            }
+            self.fetch_next_token()?;
+        }
+        self.token_available = true;
+        Ok(())
+    }
+
+    fn simple_key_is_valid(&mut self, idx: usize) -> SResult<bool> {
+        let mark = self.mark;
+        let Some(key) = self.simple_keys.get_mut(idx) else {
+            return Ok(false);
+        };
+        if !key.possible {
+            return Ok(false);
+        }
+        if key.mark.line < mark.line || key.mark.index + 1024 < mark.index {
+            if key.required {
+                let km = key.mark;
+                return Err(self.error(
+                    "while scanning a simple key",
+                    km,
+                    "could not find expected ':'",
+                ));
+            }
+            key.possible = false;
+            return Ok(false);
+        }
+        Ok(true)
+    }
+
+    fn fetch_next_token(&mut self) -> SResult<()> {
+        if let Some(bad) = self.bad_char {
+            // The reader decodes ahead of the scanner; a refused character stops everything.
+            let _ = bad;
+            return Err(Problem {
+                kind: ErrorKind::Reader,
+                context: "",
+                context_mark: Mark::default(),
+                problem: "control characters are not allowed".into(),
+                problem_mark: Mark::default(),
+            });
+        }
+        if !self.stream_start_produced {
+            return self.fetch_stream_start();
+        }
+        self.scan_to_next_token();
+        self.unroll_indent(self.col());
+        let c = self.ch(0);
+        if c == '\0' {
+            return self.fetch_stream_end();
+        }
+        if self.mark.column == 0 && c == '%' {
+            return self.fetch_directive();
+        }
+        if self.mark.column == 0
+            && c == '-'
+            && self.ch(1) == '-'
+            && self.ch(2) == '-'
+            && is_blankz(self.ch(3))
+        {
+            return self.fetch_document_indicator(TokenKind::DocumentStart);
+        }
+        if self.mark.column == 0
+            && c == '.'
+            && self.ch(1) == '.'
+            && self.ch(2) == '.'
+            && is_blankz(self.ch(3))
+        {
+            return self.fetch_document_indicator(TokenKind::DocumentEnd);
+        }
+        match c {
+            '[' => return self.fetch_flow_collection_start(TokenKind::FlowSequenceStart),
+            '{' => return self.fetch_flow_collection_start(TokenKind::FlowMappingStart),
+            ']' => return self.fetch_flow_collection_end(TokenKind::FlowSequenceEnd),
+            '}' => return self.fetch_flow_collection_end(TokenKind::FlowMappingEnd),
+            ',' => return self.fetch_flow_entry(),
+            _ => {}
+        }
+        let c1 = self.ch(1);
+        if c == '-' && is_blankz(c1) {
+            return self.fetch_block_entry();
+        }
+        if c == '?' && (self.flow_level > 0 || is_blankz(c1)) {
+            return self.fetch_key();
+        }
+        if c == ':' && (self.flow_level > 0 || is_blankz(c1)) {
+            return self.fetch_value();
+        }
+        match c {
+            '*' => return self.fetch_anchor(true),
+            '&' => return self.fetch_anchor(false),
+            '!' => return self.fetch_tag(),
+            '|' if self.flow_level == 0 => return self.fetch_block_scalar(true),
+            '>' if self.flow_level == 0 => return self.fetch_block_scalar(false),
+            '\'' => return self.fetch_flow_scalar(true),
+            '"' => return self.fetch_flow_scalar(false),
+            _ => {}
+        }
+        let indicator = is_blankz(c)
+            || matches!(
+                c,
+                '-' | '?'
+                    | ':'
+                    | ','
+                    | '['
+                    | ']'
+                    | '{'
+                    | '}'
+                    | '#'
+                    | '&'
+                    | '*'
+                    | '!'
+                    | '|'
+                    | '>'
+                    | '\''
+                    | '"'
+                    | '%'
+                    | '@'
+                    | '`'
+            );
+        if !indicator
+            || (c == '-' && !is_blank(c1))
+            || (self.flow_level == 0 && (c == '?' || c == ':') && !is_blankz(c1))
+        {
+            return self.fetch_plain_scalar();
+        }
+        Err(self.error(
+            "while scanning for the next token",
+            self.mark,
+            "found character that cannot start any token",
+        ))
+    }
+
+    fn save_simple_key(&mut self) -> SResult<()> {
+        let required = self.flow_level == 0 && self.indent == self.col();
+        if self.simple_key_allowed {
+            let key = SimpleKey {
+                possible: true,
+                required,
+                token_number: self.tokens_parsed + self.tokens.len(),
+                mark: self.mark,
+            };
+            self.remove_simple_key()?;
+            let last = self.simple_keys.len() - 1;
+            self.simple_keys[last] = key;
+            self.simple_keys_by_tok.insert(key.token_number, last);
+        }
+        Ok(())
+    }
+
+    fn remove_simple_key(&mut self) -> SResult<()> {
+        let Some(i) = self.simple_keys.len().checked_sub(1) else {
+            return Ok(());
+        };
+        let key = self.simple_keys[i];
+        if key.possible {
+            if key.required {
+                return Err(self.error(
+                    "while scanning a simple key",
+                    key.mark,
+                    "could not find expected ':'",
+                ));
+            }
+            self.simple_keys[i].possible = false;
+            self.simple_keys_by_tok.remove(&key.token_number);
+        }
+        Ok(())
+    }
+
+    fn increase_flow_level(&mut self) -> SResult<()> {
+        self.simple_keys.push(SimpleKey {
+            possible: false,
+            required: false,
+            token_number: self.tokens_parsed + self.tokens.len(),
+            mark: self.mark,
+        });
+        self.flow_level += 1;
+        if self.flow_level > MAX_FLOW_LEVEL {
+            let m = self.mark;
+            return Err(self.error(
+                "while increasing flow level",
+                m,
+                &format!("exceeded max depth of {MAX_FLOW_LEVEL}"),
+            ));
+        }
+        Ok(())
+    }
+
+    fn decrease_flow_level(&mut self) {
+        if self.flow_level > 0 {
+            self.flow_level -= 1;
+            if let Some(last) = self.simple_keys.pop() {
+                self.simple_keys_by_tok.remove(&last.token_number);
+            }
+        }
+    }
+
+    fn roll_indent(
+        &mut self,
+        column: i64,
+        number: i64,
+        kind: TokenKind,
+        mark: Mark,
+    ) -> SResult<()> {
+        if self.flow_level > 0 {
+            return Ok(());
+        }
+        if self.indent < column {
+            self.indents.push(self.indent);
+            self.indent = column;
+            if self.indents.len() > MAX_INDENTS {
+                let m = self.simple_keys.last().map(|k| k.mark).unwrap_or_default();
+                return Err(self.error(
+                    "while increasing indent level",
+                    m,
+                    &format!("exceeded max depth of {MAX_INDENTS}"),
+                ));
+            }
+            let token = Token {
+                kind,
+                start: mark,
+                end: mark,
+            };
+            let pos = if number > -1 {
+                number - self.tokens_parsed as i64
+            } else {
+                number
+            };
+            self.insert_token(pos, token);
+        }
+        Ok(())
+    }
+
+    fn unroll_indent(&mut self, column: i64) {
+        if self.flow_level > 0 {
+            return;
+        }
+        while self.indent > column {
+            let m = self.mark;
+            self.push_token(TokenKind::BlockEnd, m, m);
+            self.indent = self.indents.pop().unwrap_or(-1);
+        }
+    }
+
+    fn fetch_stream_start(&mut self) -> SResult<()> {
+        self.indent = -1;
+        self.simple_keys.push(SimpleKey::default());
+        self.simple_key_allowed = true;
+        self.stream_start_produced = true;
+        let m = self.mark;
+        self.push_token(TokenKind::StreamStart, m, m);
+        Ok(())
+    }
+
+    fn fetch_stream_end(&mut self) -> SResult<()> {
+        if self.mark.column != 0 {
+            self.mark.column = 0;
+            self.mark.line += 1;
+        }
+        self.unroll_indent(-1);
+        self.remove_simple_key()?;
+        self.simple_key_allowed = false;
+        let m = self.mark;
+        self.push_token(TokenKind::StreamEnd, m, m);
+        Ok(())
+    }
+
+    fn fetch_directive(&mut self) -> SResult<()> {
+        self.unroll_indent(-1);
+        self.remove_simple_key()?;
+        self.simple_key_allowed = false;
+        let token = self.scan_directive()?;
+        self.tokens.push_back(token);
+        Ok(())
+    }
+
+    fn fetch_document_indicator(&mut self, kind: TokenKind) -> SResult<()> {
+        self.unroll_indent(-1);
+        self.remove_simple_key()?;
+        self.simple_key_allowed = false;
+        let start = self.mark;
+        self.skip();
+        self.skip();
+        self.skip();
+        let end = self.mark;
+        self.push_token(kind, start, end);
+        Ok(())
+    }
+
+    fn fetch_flow_collection_start(&mut self, kind: TokenKind) -> SResult<()> {
+        self.save_simple_key()?;
+        self.increase_flow_level()?;
+        self.simple_key_allowed = true;
+        let start = self.mark;
+        self.skip();
+        let end = self.mark;
+        self.push_token(kind, start, end);
+        Ok(())
+    }
+
+    fn fetch_flow_collection_end(&mut self, kind: TokenKind) -> SResult<()> {
+        self.remove_simple_key()?;
+        self.decrease_flow_level();
+        self.simple_key_allowed = false;
+        let start = self.mark;
+        self.skip();
+        let end = self.mark;
+        self.push_token(kind, start, end);
+        Ok(())
+    }
+
+    fn fetch_flow_entry(&mut self) -> SResult<()> {
+        self.remove_simple_key()?;
+        self.simple_key_allowed = true;
+        let start = self.mark;
+        self.skip();
+        let end = self.mark;
+        self.push_token(TokenKind::FlowEntry, start, end);
+        Ok(())
+    }
+
+    fn fetch_block_entry(&mut self) -> SResult<()> {
+        if self.flow_level == 0 {
+            if !self.simple_key_allowed {
+                return Err(self.error(
+                    "",
+                    self.mark,
+                    "block sequence entries are not allowed in this context",
+                ));
+            }
+            let m = self.mark;
+            self.roll_indent(self.col(), -1, TokenKind::BlockSequenceStart, m)?;
+        }
+        self.remove_simple_key()?;
+        self.simple_key_allowed = true;
+        let start = self.mark;
+        self.skip();
+        let end = self.mark;
+        self.push_token(TokenKind::BlockEntry, start, end);
+        Ok(())
+    }
+
+    fn fetch_key(&mut self) -> SResult<()> {
+        if self.flow_level == 0 {
+            if !self.simple_key_allowed {
+                return Err(self.error(
+                    "",
+                    self.mark,
+                    "mapping keys are not allowed in this context",
+                ));
+            }
+            let m = self.mark;
+            self.roll_indent(self.col(), -1, TokenKind::BlockMappingStart, m)?;
+        }
+        self.remove_simple_key()?;
+        self.simple_key_allowed = self.flow_level == 0;
+        let start = self.mark;
+        self.skip();
+        let end = self.mark;
+        self.push_token(TokenKind::Key, start, end);
+        Ok(())
+    }
+
+    fn fetch_value(&mut self) -> SResult<()> {
+        let idx = self.simple_keys.len() - 1;
+        if self.simple_key_is_valid(idx)? {
+            let key = self.simple_keys[idx];
+            let token = Token {
+                kind: TokenKind::Key,
+                start: key.mark,
+                end: key.mark,
+            };
+            self.insert_token(key.token_number as i64 - self.tokens_parsed as i64, token);
+            self.roll_indent(
+                key.mark.column as i64,
+                key.token_number as i64,
+                TokenKind::BlockMappingStart,
+                key.mark,
+            )?;
+            self.simple_keys[idx].possible = false;
+            self.simple_keys_by_tok.remove(&key.token_number);
+            self.simple_key_allowed = false;
+        } else {
+            if self.flow_level == 0 {
+                if !self.simple_key_allowed {
+                    return Err(self.error(
+                        "",
+                        self.mark,
+                        "mapping values are not allowed in this context",
+                    ));
+                }
+                let m = self.mark;
+                self.roll_indent(self.col(), -1, TokenKind::BlockMappingStart, m)?;
+            }
+            self.simple_key_allowed = self.flow_level == 0;
+        }
+        let start = self.mark;
+        self.skip();
+        let end = self.mark;
+        self.push_token(TokenKind::Value, start, end);
+        Ok(())
+    }
+
+    fn fetch_anchor(&mut self, alias: bool) -> SResult<()> {
+        self.save_simple_key()?;
+        self.simple_key_allowed = false;
+        let token = self.scan_anchor(alias)?;
+        self.tokens.push_back(token);
+        Ok(())
+    }
+
+    fn fetch_tag(&mut self) -> SResult<()> {
+        self.save_simple_key()?;
+        self.simple_key_allowed = false;
+        let token = self.scan_tag()?;
+        self.tokens.push_back(token);
+        Ok(())
+    }
+
+    fn fetch_block_scalar(&mut self, literal: bool) -> SResult<()> {
+        self.remove_simple_key()?;
+        self.simple_key_allowed = true;
+        let token = self.scan_block_scalar(literal)?;
+        self.tokens.push_back(token);
+        Ok(())
+    }
+
+    fn fetch_flow_scalar(&mut self, single: bool) -> SResult<()> {
+        self.save_simple_key()?;
+        self.simple_key_allowed = false;
+        let token = self.scan_flow_scalar(single)?;
+        self.tokens.push_back(token);
+        Ok(())
+    }
+
+    fn fetch_plain_scalar(&mut self) -> SResult<()> {
+        self.save_simple_key()?;
+        self.simple_key_allowed = false;
+        let token = self.scan_plain_scalar()?;
+        self.tokens.push_back(token);
+        Ok(())
+    }
+
+    fn scan_to_next_token(&mut self) {
+        loop {
+            while self.ch(0) == ' '
+                || ((self.flow_level > 0 || !self.simple_key_allowed) && self.ch(0) == '\t')
+            {
+                self.skip();
+            }
+            if self.ch(0) == '#' {
+                while !is_breakz(self.ch(0)) {
+                    self.skip();
+                }
+            }
+            if is_break(self.ch(0)) {
+                self.skip_line();
+                if self.flow_level == 0 {
+                    self.simple_key_allowed = true;
+                }
+            } else {
+                break;
+            }
+        }
+    }
+
+    fn skip_comment_to_break(&mut self, start: Mark, context: &'static str) -> SResult<()> {
+        while is_blank(self.ch(0)) {
+            self.skip();
+        }
+        if self.ch(0) == '#' {
+            while !is_breakz(self.ch(0)) {
+                self.skip();
+            }
+        }
+        if !is_breakz(self.ch(0)) {
+            return Err(self.error(
+                context,
+                start,
+                "did not find expected comment or line break",
+            ));
+        }
+        if is_break(self.ch(0)) {
+            self.skip_line();
+        }
+        Ok(())
+    }
+
+    fn scan_directive(&mut self) -> SResult<Token> {
+        let start = self.mark;
+        self.skip();
+        let mut name = String::new();
+        while is_alpha(self.ch(0)) {
+            self.read(&mut name);
+        }
+        if name.is_empty() {
+            return Err(self.error(
+                "while scanning a directive",
+                start,
+                "could not find expected directive name",
+            ));
+        }
+        if !is_blankz(self.ch(0)) {
+            return Err(self.error(
+                "while scanning a directive",
+                start,
+                "found unexpected non-alphabetical character",
+            ));
+        }
+        let kind = if name == "YAML" {
+            while is_blank(self.ch(0)) {
+                self.skip();
+            }
+            let major = self.scan_version_number(start)?;
+            if self.ch(0) != '.' {
+                return Err(self.error(
+                    "while scanning a %YAML directive",
+                    start,
+                    "did not find expected digit or '.' character",
+                ));
+            }
+            self.skip();
+            let minor = self.scan_version_number(start)?;
+            TokenKind::VersionDirective(major, minor)
+        } else if name == "TAG" {
+            while is_blank(self.ch(0)) {
+                self.skip();
+            }
+            let handle = self.scan_tag_handle(true, start)?;
+            if !is_blank(self.ch(0)) {
+                return Err(self.error(
+                    "while scanning a %TAG directive",
+                    start,
+                    "did not find expected whitespace",
+                ));
+            }
+            while is_blank(self.ch(0)) {
+                self.skip();
+            }
+            let prefix = self.scan_tag_uri(true, "", start)?;
+            if !is_blankz(self.ch(0)) {
+                return Err(self.error(
+                    "while scanning a %TAG directive",
+                    start,
+                    "did not find expected whitespace or line break",
+                ));
+            }
+            TokenKind::TagDirective { handle, prefix }
+        } else {
+            return Err(self.error(
+                "while scanning a directive",
+                start,
+                "found unknown directive name",
+            ));
+        };
+        let end = self.mark;
+        self.skip_comment_to_break(start, "while scanning a directive")?;
+        Ok(Token { kind, start, end })
+    }
+
+    fn scan_version_number(&mut self, start: Mark) -> SResult<u8> {
+        let mut value: u8 = 0;
+        let mut length = 0;
+        while self.ch(0).is_ascii_digit() {
+            length += 1;
+            if length > 2 {
+                return Err(self.error(
+                    "while scanning a %YAML directive",
+                    start,
+                    "found extremely long version number",
+                ));
+            }
+            value = value * 10 + (self.ch(0) as u8 - b'0');
+            self.skip();
+        }
+        if length == 0 {
+            return Err(self.error(
+                "while scanning a %YAML directive",
+                start,
+                "did not find expected version number",
+            ));
+        }
+        Ok(value)
+    }
+
+    fn scan_anchor(&mut self, alias: bool) -> SResult<Token> {
+        let start = self.mark;
+        self.skip();
+        let mut s = String::new();
+        while is_alpha(self.ch(0)) {
+            self.read(&mut s);
+        }
+        let end = self.mark;
+        let c = self.ch(0);
+        if s.is_empty()
+            || !(is_blankz(c) || matches!(c, '?' | ':' | ',' | ']' | '}' | '%' | '@' | '`'))
+        {
+            let context = if alias {
+                "while scanning an alias"
+            } else {
+                "while scanning an anchor"
+            };
+            return Err(self.error(
+                context,
+                start,
+                "did not find expected alphabetic or numeric character",
+            ));
+        }
+        let kind = if alias {
+            TokenKind::Alias(s)
+        } else {
+            TokenKind::Anchor(s)
+        };
+        Ok(Token { kind, start, end })
+    }
+
+    fn tag_error(&self, directive: bool, start: Mark, problem: &str) -> Problem {
+        let context = if directive {
+            "while parsing a %TAG directive"
+        } else {
+            "while parsing a tag"
+        };
+        self.error(context, start, problem)
+    }
+
+    fn scan_tag(&mut self) -> SResult<Token> {
+        let start = self.mark;
+        let (handle, suffix);
+        if self.ch(1) == '<' {
+            self.skip();
+            self.skip();
+            suffix = self.scan_tag_uri(false, "", start)?;
+            if self.ch(0) != '>' {
+                return Err(self.error(
+                    "while scanning a tag",
+                    start,
+                    "did not find the expected '>'",
+                ));
+            }
+            self.skip();
+            handle = String::new();
+        } else {
+            let h = self.scan_tag_handle(false, start)?;
+            if h.len() > 1 && h.starts_with('!') && h.ends_with('!') {
+                suffix = self.scan_tag_uri(false, "", start)?;
+                handle = h;
+            } else {
+                let s = self.scan_tag_uri(false, &h, start)?;
+                if s.is_empty() {
+                    handle = String::new();
+                    suffix = "!".to_string();
+                } else {
+                    handle = "!".to_string();
+                    suffix = s;
+                }
+            }
+        }
+        if !is_blankz(self.ch(0)) {
+            return Err(self.error(
+                "while scanning a tag",
+                start,
+                "did not find expected whitespace or line break",
+            ));
+        }
+        let end = self.mark;
+        Ok(Token {
+            kind: TokenKind::Tag { handle, suffix },
+            start,
+            end,
+        })
+    }
+
+    fn scan_tag_handle(&mut self, directive: bool, start: Mark) -> SResult<String> {
+        if self.ch(0) != '!' {
+            return Err(self.tag_error(directive, start, "did not find expected '!'"));
+        }
+        let mut s = String::new();
+        self.read(&mut s);
+        while is_alpha(self.ch(0)) {
+            self.read(&mut s);
+        }
+        if self.ch(0) == '!' {
+            self.read(&mut s);
+        } else if directive && s != "!" {
+            return Err(self.tag_error(directive, start, "did not find expected '!'"));
+        }
+        Ok(s)
+    }
+
+    fn scan_tag_uri(&mut self, directive: bool, head: &str, start: Mark) -> SResult<String> {
+        let mut bytes: Vec<u8> = Vec::new();
+        let mut has_tag = !head.is_empty();
+        if head.len() > 1 {
+            bytes.extend_from_slice(&head.as_bytes()[1..]);
+        }
+        loop {
+            let c = self.ch(0);
+            let ok = is_alpha(c)
+                || matches!(
+                    c,
+                    ';' | '/'
+                        | '?'
+                        | ':'
+                        | '@'
+                        | '&'
+                        | '='
+                        | '+'
+                        | '$'
+                        | ','
+                        | '.'
+                        | '!'
+                        | '~'
+                        | '*'
+                        | '\''
+                        | '('
+                        | ')'
+                        | '['
+                        | ']'
+                        | '%'
+                );
+            if !ok {
+                break;
+            }
+            if c == '%' {
+                self.scan_uri_escapes(directive, start, &mut bytes)?;
+            } else {
+                let mut tmp = [0u8; 4];
+                bytes.extend_from_slice(c.encode_utf8(&mut tmp).as_bytes());
+                self.skip();
+            }
+            has_tag = true;
+        }
+        if !has_tag {
+            return Err(self.tag_error(directive, start, "did not find expected tag URI"));
+        }
+        Ok(String::from_utf8_lossy(&bytes).into_owned())
+    }
+
+    fn scan_uri_escapes(&mut self, directive: bool, start: Mark, out: &mut Vec<u8>) -> SResult<()> {
+        let mut w: i32 = 1024;
+        while w > 0 {
+            let (c0, c1, c2) = (self.ch(0), self.ch(1), self.ch(2));
+            if !(c0 == '%' && c1.is_ascii_hexdigit() && c2.is_ascii_hexdigit()) {
+                return Err(self.tag_error(directive, start, "did not find URI escaped octet"));
+            }
+            let octet = (c1.to_digit(16).unwrap_or(0) * 16 + c2.to_digit(16).unwrap_or(0)) as u8;
+            if w == 1024 {
+                w = if octet & 0x80 == 0 {
+                    1
+                } else if octet & 0xE0 == 0xC0 {
+                    2
+                } else if octet & 0xF0 == 0xE0 {
+                    3
+                } else if octet & 0xF8 == 0xF0 {
+                    4
+                } else {
+                    0
+                };
+                if w == 0 {
+                    return Err(self.tag_error(
+                        directive,
+                        start,
+                        "found an incorrect leading UTF-8 octet",
+                    ));
+                }
+            } else if octet & 0xC0 != 0x80 {
+                return Err(self.tag_error(
+                    directive,
+                    start,
+                    "found an incorrect trailing UTF-8 octet",
+                ));
+            }
+            out.push(octet);
+            self.skip();
+            self.skip();
+            self.skip();
+            w -= 1;
+        }
+        Ok(())
+    }
+
+    fn scan_block_scalar(&mut self, literal: bool) -> SResult<Token> {
+        let start = self.mark;
+        self.skip();
+        let mut chomping = 0i32;
+        let mut increment = 0i64;
+        let c = self.ch(0);
+        if c == '+' || c == '-' {
+            chomping = if c == '+' { 1 } else { -1 };
+            self.skip();
+            if self.ch(0).is_ascii_digit() {
+                if self.ch(0) == '0' {
+                    return Err(self.error(
+                        "while scanning a block scalar",
+                        start,
+                        "found an indentation indicator equal to 0",
+                    ));
+                }
+                increment = (self.ch(0) as u8 - b'0') as i64;
+                self.skip();
+            }
+        } else if c.is_ascii_digit() {
+            if c == '0' {
+                return Err(self.error(
+                    "while scanning a block scalar",
+                    start,
+                    "found an indentation indicator equal to 0",
+                ));
+            }
+            increment = (c as u8 - b'0') as i64;
+            self.skip();
+            let c = self.ch(0);
+            if c == '+' || c == '-' {
+                chomping = if c == '+' { 1 } else { -1 };
+                self.skip();
+            }
+        }
+        self.skip_comment_to_break(start, "while scanning a block scalar")?;
+        let mut end = self.mark;
+        let mut indent: i64 = 0;
+        if increment > 0 {
+            indent = if self.indent >= 0 {
+                self.indent + increment
+            } else {
+                increment
+            };
+        }
+        let mut s = String::new();
+        let mut leading_break = String::new();
+        let mut trailing_breaks = String::new();
+        self.scan_block_scalar_breaks(&mut indent, &mut trailing_breaks, start, &mut end)?;
+        let mut leading_blank = false;
+        while self.col() == indent && self.ch(0) != '\0' {
+            let trailing_blank = is_blank(self.ch(0));
+            if !literal && !leading_blank && !trailing_blank && leading_break.starts_with('\n') {
+                if trailing_breaks.is_empty() {
+                    s.push(' ');
+                }
+            } else {
+                s.push_str(&leading_break);
+            }
+            leading_break.clear();
+            s.push_str(&trailing_breaks);
+            trailing_breaks.clear();
+            leading_blank = is_blank(self.ch(0));
+            while !is_breakz(self.ch(0)) {
+                self.read(&mut s);
+            }
+            self.read_line(&mut leading_break);
+            self.scan_block_scalar_breaks(&mut indent, &mut trailing_breaks, start, &mut end)?;
+        }
+        if chomping != -1 {
+            s.push_str(&leading_break);
+        }
+        if chomping == 1 {
+            s.push_str(&trailing_breaks);
+        }
+        let style = if literal {
+            ScalarStyle::Literal
+        } else {
+            ScalarStyle::Folded
+        };
+        Ok(Token {
+            kind: TokenKind::Scalar { value: s, style },
+            start,
+            end,
+        })
+    }
+
+    fn scan_block_scalar_breaks(
+        &mut self,
+        indent: &mut i64,
+        breaks: &mut String,
+        start: Mark,
+        end: &mut Mark,
+    ) -> SResult<()> {
+        *end = self.mark;
+        let mut max_indent: i64 = 0;
+        loop {
+            while (*indent == 0 || self.col() < *indent) && self.ch(0) == ' ' {
+                self.skip();
+            }
+            if self.col() > max_indent {
+                max_indent = self.col();
+            }
+            if (*indent == 0 || self.col() < *indent) && self.ch(0) == '\t' {
+                return Err(self.error(
+                    "while scanning a block scalar",
+                    start,
+                    "found a tab character where an indentation space is expected",
+                ));
+            }
+            if !is_break(self.ch(0)) {
+                break;
+            }
+            self.read_line(breaks);
+            *end = self.mark;
+        }
+        if *indent == 0 {
+            *indent = max_indent;
+            if *indent < self.indent + 1 {
+                *indent = self.indent + 1;
+            }
+            if *indent < 1 {
+                *indent = 1;
+            }
+        }
+        Ok(())
+    }
+
+    fn at_document_indicator(&self) -> bool {
+        self.mark.column == 0
+            && ((self.ch(0) == '-' && self.ch(1) == '-' && self.ch(2) == '-')
+                || (self.ch(0) == '.' && self.ch(1) == '.' && self.ch(2) == '.'))
+            && is_blankz(self.ch(3))
+    }
+
+    fn scan_flow_scalar(&mut self, single: bool) -> SResult<Token> {
+        let start = self.mark;
+        self.skip();
+        let mut s = String::new();
+        let mut leading_break = String::new();
+        let mut trailing_breaks = String::new();
+        let mut whitespaces = String::new();
+        loop {
+            if self.at_document_indicator() {
+                return Err(self.error(
+                    "while scanning a quoted scalar",
+                    start,
+                    "found unexpected document indicator",
+                ));
+            }
+            if self.ch(0) == '\0' {
+                return Err(self.error(
+                    "while scanning a quoted scalar",
+                    start,
+                    "found unexpected end of stream",
+                ));
+            }
+            let mut leading_blanks = false;
+            while !is_blankz(self.ch(0)) {
+                let c = self.ch(0);
+                if single && c == '\'' && self.ch(1) == '\'' {
+                    s.push('\'');
+                    self.skip();
+                    self.skip();
+                } else if (single && c == '\'') || (!single && c == '"') {
+                    break;
+                } else if !single && c == '\\' && is_break(self.ch(1)) {
+                    self.skip();
+                    self.skip_line();
+                    leading_blanks = true;
+                    break;
+                } else if !single && c == '\\' {
+                    let mut code_length = 0usize;
+                    match self.ch(1) {
+                        '0' => s.push('\0'),
+                        'a' => s.push('\x07'),
+                        'b' => s.push('\x08'),
+                        't' | '\t' => s.push('\t'),
+                        'n' => s.push('\n'),
+                        'v' => s.push('\x0B'),
+                        'f' => s.push('\x0C'),
+                        'r' => s.push('\r'),
+                        'e' => s.push('\x1B'),
+                        ' ' => s.push(' '),
+                        '"' => s.push('"'),
+                        '\'' => s.push('\''),
+                        '\\' => s.push('\\'),
+                        'N' => s.push('\u{85}'),
+                        '_' => s.push('\u{A0}'),
+                        'L' => s.push('\u{2028}'),
+                        'P' => s.push('\u{2029}'),
+                        'x' => code_length = 2,
+                        'u' => code_length = 4,
+                        'U' => code_length = 8,
+                        _ => {
+                            return Err(self.error(
+                                "while parsing a quoted scalar",
+                                start,
+                                "found unknown escape character",
+                            ));
+                        }
+                    }
+                    self.skip();
+                    self.skip();
+                    if code_length > 0 {
+                        let mut value: u32 = 0;
+                        for k in 0..code_length {
+                            let Some(d) = self.ch(k).to_digit(16) else {
+                                return Err(self.error(
+                                    "while parsing a quoted scalar",
+                                    start,
+                                    "did not find expected hexdecimal number",
+                                ));
+                            };
+                            value = (value << 4) + d;
+                        }
+                        match char::from_u32(value) {
+                            Some(ch) => s.push(ch),
+                            None => {
+                                return Err(self.error(
+                                    "while parsing a quoted scalar",
+                                    start,
+                                    "found invalid Unicode character escape code",
+                                ));
+                            }
+                        }
+                        for _ in 0..code_length {
+                            self.skip();
+                        }
+                    }
+                } else {
+                    self.read(&mut s);
+                }
+            }
+            let c = self.ch(0);
+            if (single && c == '\'') || (!single && c == '"') {
+                break;
+            }
+            while is_blank(self.ch(0)) || is_break(self.ch(0)) {
+                if is_blank(self.ch(0)) {
+                    if !leading_blanks {
+                        self.read(&mut whitespaces);
+                    } else {
+                        self.skip();
+                    }
+                } else if !leading_blanks {
+                    whitespaces.clear();
+                    self.read_line(&mut leading_break);
+                    leading_blanks = true;
+                } else {
+                    self.read_line(&mut trailing_breaks);
+                }
+            }
+            if leading_blanks {
+                if leading_break.starts_with('\n') {
+                    if trailing_breaks.is_empty() {
+                        s.push(' ');
+                    } else {
+                        s.push_str(&trailing_breaks);
+                    }
+                } else {
+                    s.push_str(&leading_break);
+                    s.push_str(&trailing_breaks);
+                }
+                trailing_breaks.clear();
+                leading_break.clear();
+            } else {
+                s.push_str(&whitespaces);
+                whitespaces.clear();
+            }
+        }
+        self.skip();
+        let end = self.mark;
+        let style = if single {
+            ScalarStyle::SingleQuoted
+        } else {
+            ScalarStyle::DoubleQuoted
+        };
+        Ok(Token {
+            kind: TokenKind::Scalar { value: s, style },
+            start,
+            end,
+        })
+    }
+
+    fn scan_plain_scalar(&mut self) -> SResult<Token> {
+        let mut s = String::new();
+        let mut leading_break = String::new();
+        let mut trailing_breaks = String::new();
+        let mut whitespaces = String::new();
+        let mut leading_blanks = false;
+        let indent = self.indent + 1;
+        let start = self.mark;
+        let mut end = self.mark;
+        loop {
+            if self.at_document_indicator() {
+                break;
+            }
+            if self.ch(0) == '#' {
+                break;
+            }
+            while !is_blankz(self.ch(0)) {
+                let c = self.ch(0);
+                if (c == ':' && is_blankz(self.ch(1)))
+                    || (self.flow_level > 0 && matches!(c, ',' | '?' | '[' | ']' | '{' | '}'))
+                {
+                    break;
+                }
+                if leading_blanks || !whitespaces.is_empty() {
+                    if leading_blanks {
+                        if leading_break.starts_with('\n') {
+                            if trailing_breaks.is_empty() {
+                                s.push(' ');
+                            } else {
+                                s.push_str(&trailing_breaks);
+                            }
+                        } else {
+                            s.push_str(&leading_break);
+                            s.push_str(&trailing_breaks);
+                        }
+                        trailing_breaks.clear();
+                        leading_break.clear();
+                        leading_blanks = false;
+                    } else {
+                        s.push_str(&whitespaces);
+                        whitespaces.clear();
+                    }
+                }
+                self.read(&mut s);
+                end = self.mark;
+            }
+            if !(is_blank(self.ch(0)) || is_break(self.ch(0))) {
+                break;
+            }
+            while is_blank(self.ch(0)) || is_break(self.ch(0)) {
+                if is_blank(self.ch(0)) {
+                    if leading_blanks && self.col() < indent && self.ch(0) == '\t' {
+                        return Err(self.error(
+                            "while scanning a plain scalar",
+                            start,
+                            "found a tab character that violates indentation",
+                        ));
+                    }
+                    if !leading_blanks {
+                        self.read(&mut whitespaces);
+                    } else {
+                        self.skip();
+                    }
+                } else if !leading_blanks {
+                    whitespaces.clear();
+                    self.read_line(&mut leading_break);
+                    leading_blanks = true;
+                } else {
+                    self.read_line(&mut trailing_breaks);
+                }
+            }
+            if self.flow_level == 0 && self.col() < indent {
+                break;
+            }
+        }
+        if leading_blanks {
+            self.simple_key_allowed = true;
+        }
+        Ok(Token {
+            kind: TokenKind::Scalar {
+                value: s,
+                style: ScalarStyle::Plain,
+            },
+            start,
+            end,
+        })
+    }
+}

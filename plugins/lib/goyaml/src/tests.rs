@@ -1,0 +1,345 @@
+//! Crate-level tests: expected values come from go-yaml v2's `decode_test.go` /
+//! `encode_test.go` and from real Helm output (`shared/helm-parity/snippets.yaml`).
+
+use super::*;
+use crate::format::json_float;
+
+/// Go `encoding/json`-like rendering of a value, for compact assertions.
+fn j(v: &Value) -> String {
+    match v {
+        Value::Nil => "null".into(),
+        Value::Bool(b) => b.to_string(),
+        Value::Int(i) | Value::Int64(i) => format!("int:{i}"),
+        Value::Float(f) => {
+            if f.is_finite() {
+                json_float(*f)
+            } else {
+                format!("{f}")
+            }
+        }
+        Value::String(s) => format!("{:?}", s.as_ref()),
+        Value::Bytes(b) => format!("bytes:{b:?}"),
+        Value::List(l) => format!("[{}]", l.iter().map(j).collect::<Vec<_>>().join(",")),
+        Value::Map(m) => format!(
+            "{{{}}}",
+            m.borrow()
+                .iter()
+                .map(|(k, v)| format!("{k:?}:{}", j(v)))
+                .collect::<Vec<_>>()
+                .join(",")
+        ),
+        Value::Object(_) => "object".into(),
+    }
+}
+
+fn parse(s: &str) -> String {
+    match from_yaml(s) {
+        Ok(v) => j(&v),
+        Err(e) => format!("ERR {e}"),
+    }
+}
+
+fn typed(s: &str) -> String {
+    match from_yaml_typed(s) {
+        Ok(v) => j(&v),
+        Err(e) => format!("ERR {e}"),
+    }
+}
+
+#[test]
+fn snippet_values_file() {
+    // The values.yaml of snippets.yaml and Helm's `toJson .Values` for it (Helm's
+    // coalescing then drops the `n:` key, which YAML 1.1 reads as `false: null`).
+    let values = "str: hello\nnum: 1000000\nf: 1.5\nsmall: 0.1\nbig: 1e21\ni: 42\nneg: -3\nzero: 0\nt: true\nn: null\nempty: \"\"\nlist: [b, a, c]\nnums: [3, 1, 2]\nmap: {b: 2, a: 1, c: 3}\nnested: {x: {y: {z: deep}}}\nyesword: \"yes\"\noctal: 0755\nver: 1.2.3\nmulti: \"line1\\nline2\"\n";
+    assert_eq!(
+        parse(values),
+        r#"{"big":1e+21,"empty":"","f":1.5,"false":null,"i":42,"list":["b","a","c"],"map":{"a":1,"b":2,"c":3},"multi":"line1\nline2","neg":-3,"nested":{"x":{"true":{"z":"deep"}}},"num":1000000,"nums":[3,1,2],"octal":493,"small":0.1,"str":"hello","t":true,"ver":"1.2.3","yesword":"yes","zero":0}"#
+    );
+}
+
+#[test]
+fn snippet_from_yaml() {
+    assert_eq!(parse("a: [1, 2]\nb: yes"), r#"{"a":[1,2],"b":true}"#);
+    assert_eq!(parse("- a\n- 1"), r#"["a",1]"#);
+    assert_eq!(
+        parse("bad: ["),
+        "ERR error converting YAML to JSON: yaml: line 1: did not find expected node content"
+    );
+}
+
+#[test]
+fn go_yaml_decode_tests() {
+    // decode_test.go unmarshalTests (interface{} targets).
+    let cases: &[(&str, &str)] = &[
+        ("", "null"),
+        ("{}", "{}"),
+        ("v: hi", r#"{"v":"hi"}"#),
+        ("v: true", r#"{"v":true}"#),
+        ("v: 10", r#"{"v":int:10}"#),
+        ("v: 0b10", r#"{"v":int:2}"#),
+        ("v: 0xA", r#"{"v":int:10}"#),
+        ("v: 4294967296", r#"{"v":int:4294967296}"#),
+        ("v: 0.1", r#"{"v":0.1}"#),
+        ("v: .1", r#"{"v":0.1}"#),
+        ("v: .Inf", r#"{"v":inf}"#),
+        ("v: -.Inf", r#"{"v":-inf}"#),
+        ("v: -10", r#"{"v":int:-10}"#),
+        ("v: -.1", r#"{"v":-0.1}"#),
+        ("123", "int:123"),
+        ("canonical: 6.8523e+5", r#"{"canonical":685230}"#),
+        ("expo: 685.230_15e+03", r#"{"expo":685230.15}"#),
+        ("fixed: 685_230.15", r#"{"fixed":685230.15}"#),
+        ("neginf: -.inf", r#"{"neginf":-inf}"#),
+        ("fixed: 685_230.15", r#"{"fixed":685230.15}"#),
+        ("canonical: 685230", r#"{"canonical":int:685230}"#),
+        ("decimal: +685_230", r#"{"decimal":int:685230}"#),
+        ("octal: 02472256", r#"{"octal":int:685230}"#),
+        ("hexa: 0x_0A_74_AE", r#"{"hexa":int:685230}"#),
+        ("bin: 0b1010_0111_0100_1010_1110", r#"{"bin":int:685230}"#),
+        ("bin: -0b101010", r#"{"bin":int:-42}"#),
+        ("decimal: +685_230", r#"{"decimal":int:685230}"#),
+        ("empty:", r#"{"empty":null}"#),
+        ("canonical: ~", r#"{"canonical":null}"#),
+        ("english: null", r#"{"english":null}"#),
+        (
+            "~: null key",
+            r#"ERR unsupported map key of type: %!s(<nil>), key: <nil>, value: "null key""#,
+        ),
+        ("seq: [A,B]", r#"{"seq":["A","B"]}"#),
+        ("seq: [A,B,C,]", r#"{"seq":["A","B","C"]}"#),
+        ("seq: [A,1,C]", r#"{"seq":["A",int:1,"C"]}"#),
+        ("seq:\n - A\n - B", r#"{"seq":["A","B"]}"#),
+        ("seq:\n - A\n - 1\n - C", r#"{"seq":["A",int:1,"C"]}"#),
+        (
+            "scalar: | # Comment\n\n literal\n\n \ttext\n\n",
+            r#"{"scalar":"\nliteral\n\n\ttext\n"}"#,
+        ),
+        (
+            "scalar: > # Comment\n\n folded\n line\n \n next\n line\n  * one\n  * two\n\n last\n line\n\n",
+            r#"{"scalar":"\nfolded line\nnext line\n * one\n * two\n\nlast line\n"}"#,
+        ),
+        ("a: {b: c}", r#"{"a":{"b":"c"}}"#),
+        ("a: 'null'", r#"{"a":"null"}"#),
+        (
+            "a: {b: https://github.com/go-yaml/yaml}",
+            r#"{"a":{"b":"https://github.com/go-yaml/yaml"}}"#,
+        ),
+        (
+            "a: [https://github.com/go-yaml/yaml]",
+            r#"{"a":["https://github.com/go-yaml/yaml"]}"#,
+        ),
+        ("a: -b_c", r#"{"a":"-b_c"}"#),
+        ("a: +b_c", r#"{"a":"+b_c"}"#),
+        ("a: 50cent_of_dollar", r#"{"a":"50cent_of_dollar"}"#),
+        (
+            "a: &x 1\nb: &y 2\nc: *x\nd: *y\n",
+            r#"{"a":int:1,"b":int:2,"c":int:1,"d":int:2}"#,
+        ),
+        (
+            "a: &a {c: 1}\nb: *a",
+            r#"{"a":{"c":int:1},"b":{"c":int:1}}"#,
+        ),
+        (
+            "a: &a [1, 2]\nb: *a",
+            r#"{"a":[int:1,int:2],"b":[int:1,int:2]}"#,
+        ),
+        ("a: !!str 1", r#"{"a":"1"}"#),
+        ("a: !!float 1", r#"{"a":1}"#),
+        ("a: !!binary gIGC\n", r#"{"a":bytes:[128, 129, 130]}"#),
+        ("a: !!binary |\n  ", r#"{"a":""}"#),
+        ("'1': '\"2\"'", r#"{"1":"\"2\""}"#),
+        ("v:\n- A\n- 'B\n\n  C'\n", r#"{"v":["A","B\nC"]}"#),
+        ("v: !!float '1.1'", r#"{"v":1.1}"#),
+        ("v: !!float 0", r#"{"v":0}"#),
+        ("v: !!float -1", r#"{"v":-1}"#),
+        ("v: !!null ''", r#"{"v":null}"#),
+        (
+            "%TAG !y! tag:yaml.org,2002:\n---\nv: !y!int '1'",
+            r#"{"v":int:1}"#,
+        ),
+        ("v: ! test", r#"{"v":"test"}"#),
+        (
+            "a: &a\n  b: c\n  <<: *a",
+            "ERR yaml: anchor 'a' value contains itself",
+        ),
+        ("a: 2015-02-24T18:19:39Z", r#"{"a":"2015-02-24T18:19:39Z"}"#),
+        ("a: 2015-02-24", r#"{"a":"2015-02-24"}"#),
+        ("1.5: x", r#"{"1.5":"x"}"#),
+        ("true: x\n1: z", r#"{"1":"z","true":"x"}"#),
+        ("\"\\u00e9\": \"\\x41\\U0001F600\"", "{\"é\":\"A😀\"}"),
+        ("a: b\r\nc: d\r\n", r#"{"a":"b","c":"d"}"#),
+        ("- 1:20", r#"["1:20"]"#),
+        ("a: 1\na: 2", r#"{"a":int:2}"#),
+    ];
+    for (input, want) in cases {
+        assert_eq!(&typed(input), want, "input {input:?}");
+    }
+}
+
+#[test]
+fn go_yaml_error_tests() {
+    // decode_test.go unmarshalErrorTests.
+    let cases: &[(&str, &str)] = &[
+        (
+            "v: !!float 'error'",
+            "yaml: cannot decode !!str `error` as a !!float",
+        ),
+        ("v: [A,", "yaml: line 1: did not find expected node content"),
+        (
+            "v:\n- [A,",
+            "yaml: line 2: did not find expected node content",
+        ),
+        (
+            "a:\n- b: *,",
+            "yaml: line 2: did not find expected alphabetic or numeric character",
+        ),
+        ("a: *b\n", "yaml: unknown anchor 'b' referenced"),
+        ("a: &a\n  b: *a\n", "yaml: anchor 'a' value contains itself"),
+        (
+            "a: &x null\n<<:\n- *x\nb: &x {}\n",
+            "yaml: map merge requires map or sequence of maps as the value",
+        ),
+        (
+            "value: -",
+            "yaml: block sequence entries are not allowed in this context",
+        ),
+        (
+            "a: !!binary ==",
+            "yaml: !!binary value contains invalid base64 data",
+        ),
+        ("{[.]}", r#"yaml: invalid map key: []interface {}{"."}"#),
+        (
+            "{{.}}",
+            r#"yaml: invalid map key: map[interface {}]interface {}{".":interface {}(nil)}"#,
+        ),
+        ("b: *a\na: &a {c: 1}", "yaml: unknown anchor 'a' referenced"),
+        (
+            "%TAG !%79! tag:yaml.org,2002:\n---\nv: !%79!int '1'",
+            "yaml: did not find expected whitespace",
+        ),
+        (
+            "a:\n  1:\nb\n  2:",
+            "yaml: line 4: could not find expected ':'",
+        ),
+        (
+            "a: b: c",
+            "yaml: mapping values are not allowed in this context",
+        ),
+        (
+            "a: 1\nb: c: d",
+            "yaml: line 2: mapping values are not allowed in this context",
+        ),
+        (
+            "a: 1\n@b: 2",
+            "yaml: line 2: found character that cannot start any token",
+        ),
+        ("a: \"x", "yaml: found unexpected end of stream"),
+        ("a: \"x\n", "yaml: line 2: found unexpected end of stream"),
+        ("a: \x01", "yaml: control characters are not allowed"),
+        (
+            "%YAML 1.2\n---\na: 1",
+            "yaml: found incompatible YAML document",
+        ),
+    ];
+    for (input, want) in cases {
+        assert_eq!(&typed(input), &format!("ERR {want}"), "input {input:?}");
+    }
+    let billion = "a: &a [00,00,00,00,00,00,00,00,00]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]\nf: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]\ng: &g [*f,*f,*f,*f,*f,*f,*f,*f,*f]\nh: &h [*g,*g,*g,*g,*g,*g,*g,*g,*g]\ni: &i [*h,*h,*h,*h,*h,*h,*h,*h,*h]\n";
+    assert_eq!(
+        typed(billion),
+        "ERR yaml: document contains excessive aliasing"
+    );
+}
+
+#[test]
+fn merge_keys() {
+    // decode_test.go mergeTests: every form gives {x:1, y:2, r:10, label:center/big}.
+    let anchors = "anchors:\n  list:\n    - &CENTER { \"x\": 1, \"y\": 2 }\n    - &LEFT   { \"x\": 0, \"y\": 2 }\n    - &BIG    { \"r\": 10 }\n    - &SMALL  { \"r\": 1 }\n";
+    let cases = [
+        "\"x\": 1\n\"y\": 2\n\"r\": 10\nlabel: center/big",
+        "<< : *CENTER\n\"r\": 10\nlabel: center/big",
+        "<< : [ *CENTER, *BIG ]\nlabel: center/big",
+        "<< : [ *BIG, *LEFT, *SMALL ]\n\"x\": 1\nlabel: center/big",
+    ];
+    for c in cases {
+        let doc = format!(
+            "{anchors}plain:\n{}",
+            c.lines().map(|l| format!("  {l}\n")).collect::<String>()
+        );
+        let v = from_yaml_typed(&doc).unwrap();
+        let Value::Map(m) = v else { panic!() };
+        let plain = m.borrow().get("plain").cloned().unwrap();
+        assert_eq!(
+            j(&plain),
+            r#"{"label":"center/big","r":int:10,"x":int:1,"y":int:2}"#,
+            "{c}"
+        );
+    }
+}
+
+#[test]
+fn json_conversion() {
+    assert_eq!(
+        parse("a: .inf"),
+        "ERR error converting YAML to JSON: json: unsupported value: +Inf"
+    );
+    assert_eq!(
+        parse("a: .nan"),
+        "ERR error converting YAML to JSON: json: unsupported value: NaN"
+    );
+    assert_eq!(
+        parse("on: 1\noff: 2\n3.14159265358979: x"),
+        r#"{"3.1415927":"x","false":2,"true":1}"#
+    );
+    assert_eq!(
+        parse("a: 18446744073709551615"),
+        r#"{"a":18446744073709552000}"#
+    );
+    assert_eq!(parse("---\n"), "null");
+    assert_eq!(parse("# only a comment\n"), "null");
+    assert_eq!(parse("a: 1\n---\nb: ["), r#"{"a":1}"#);
+    let docs = from_yaml_documents("a: 1\n---\nb: 2\n---\n").unwrap();
+    assert_eq!(
+        docs.iter().map(j).collect::<Vec<_>>(),
+        vec![r#"{"a":1}"#, r#"{"b":2}"#, "null"]
+    );
+    assert!(from_yaml_documents("").unwrap().is_empty());
+}
+
+/// Every values.yaml / Chart.yaml of the parity corpus parses (when the corpus is present).
+#[test]
+fn corpus_files_parse() {
+    let root = std::path::Path::new("/work/shared/helm-parity/cases");
+    let Ok(cases) = std::fs::read_dir(root) else {
+        return;
+    };
+    let mut count = 0;
+    let mut failures = Vec::new();
+    for case in cases.flatten() {
+        let mut stack = vec![case.path().join("chart")];
+        while let Some(dir) = stack.pop() {
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for e in entries.flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else if matches!(
+                    p.file_name().and_then(|n| n.to_str()),
+                    Some("values.yaml" | "Chart.yaml")
+                ) {
+                    let text = std::fs::read_to_string(&p).unwrap_or_default();
+                    count += 1;
+                    if let Err(err) = from_yaml(&text) {
+                        failures.push(format!("{}: {err}", p.display()));
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{count} files, failures: {failures:#?}"
+    );
+}
