@@ -80,6 +80,7 @@ fn length(item: &Value) -> FuncResult {
         Value::Bytes(b) => b.len(),
         Value::List(l) => l.len(),
         Value::Map(m) => m.borrow().len(),
+        Value::Object(o) if o.entries().is_some() => o.entries().unwrap_or_default().len(),
         other => return Err(FuncError(format!("len of type {}", other.type_name()))),
     };
     Ok(Value::Int(n as i64))

@@ -415,6 +415,12 @@ impl<'t> State<'t> {
                 (0..count).map(|i| (make(i), make(i))).collect()
             }
             Value::Nil => Vec::new(),
+            Value::Object(object) if object.entries().is_some() => object
+                .entries()
+                .unwrap_or_default()
+                .into_iter()
+                .map(|(k, v)| (Value::from(k), v))
+                .collect(),
             other => {
                 return Err(self.error(
                     pipe.pos,

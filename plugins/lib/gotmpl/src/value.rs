@@ -62,6 +62,11 @@ pub trait Object {
     fn to_data(&self) -> Value {
         Value::Nil
     }
+    /// Key/value pairs in key order when the type is a Go map (so `range` and `len` work on
+    /// it, as on Helm's `.Files`); `None` for struct-like objects.
+    fn entries(&self) -> Option<Vec<(String, Value)>> {
+        None
+    }
     /// Whether Go would consider it empty/false (a nil pointer); objects are normally true.
     fn is_truthy(&self) -> bool {
         true
