@@ -1,0 +1,314 @@
+//! Cryptographic and random functions: `derivePassword` (the Master Password algorithm,
+//! deterministic), `bcrypt`, `htpasswd`, `encryptAES`/`decryptAES` (AES-256-CBC, PKCS#7,
+//! random IV, base64), `randBytes`, `uuidv4`, and the random source for Sprig's random
+//! strings. Key and certificate generation (`genPrivateKey`, `genCA`, …) is not here.
+
+use aes::cipher::{BlockDecryptMut, BlockEncryptMut, KeyIvInit, block_padding::NoPadding};
+use capstan_gotmpl::funcs::{FuncError, FuncMap, arg_int, arg_str};
+use capstan_gotmpl::value::Value;
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
+
+use crate::encoding::{base64_decode, base64_encode};
+
+pub fn register(funcs: &mut FuncMap) {
+    funcs.add("derivePassword", 5, false, |args| {
+        let counter = arg_int(args, 0)?;
+        let (kind, password) = (arg_str(args, 1)?, arg_str(args, 2)?);
+        let (user, site) = (arg_str(args, 3)?, arg_str(args, 4)?);
+        Ok(Value::from(derive_password(
+            counter as u32,
+            kind,
+            password,
+            user,
+            site,
+        )))
+    });
+    funcs.add("bcrypt", 1, false, |args| {
+        Ok(Value::from(bcrypt_hash(arg_str(args, 0)?)))
+    });
+    funcs.add("htpasswd", 2, false, |args| {
+        let (user, password) = (arg_str(args, 0)?, arg_str(args, 1)?);
+        if user.contains(':') {
+            return Ok(Value::from(format!("invalid username: {user}")));
+        }
+        Ok(Value::from(format!("{user}:{}", bcrypt_hash(password))))
+    });
+    funcs.add("randBytes", 1, false, |args| {
+        let count = arg_int(args, 0)?;
+        if count < 0 {
+            return Err(FuncError::new("runtime error: makeslice: len out of range"));
+        }
+        Ok(Value::from(base64_encode(&random_bytes(count as usize))))
+    });
+    funcs.add("uuidv4", 0, false, |_| Ok(Value::from(uuid_v4())));
+    funcs.add("encryptAES", 2, false, |args| {
+        let (password, plaintext) = (arg_str(args, 0)?, arg_str(args, 1)?);
+        Ok(Value::from(encrypt_aes(password, plaintext)))
+    });
+    funcs.add("decryptAES", 2, false, |args| {
+        let (password, encrypted) = (arg_str(args, 0)?, arg_str(args, 1)?);
+        decrypt_aes(password, encrypted).map(Value::from)
+    });
+}
+
+/// Bytes from the operating system's random source.
+pub fn random_bytes(count: usize) -> Vec<u8> {
+    let mut buffer = vec![0u8; count];
+    // The OS source only fails on platforms without one; zeros are then the best left.
+    let _ = getrandom::fill(&mut buffer);
+    buffer
+}
+
+/// A uniformly random number below `bound` (which must be positive).
+pub fn random_below(bound: u64) -> u64 {
+    let zone = u64::MAX - (u64::MAX % bound);
+    loop {
+        let mut raw = [0u8; 8];
+        let _ = getrandom::fill(&mut raw);
+        let n = u64::from_le_bytes(raw);
+        if n < zone {
+            return n % bound;
+        }
+    }
+}
+
+/// `count` random printable ASCII characters accepted by `accept`.
+pub fn random_string(count: usize, accept: fn(char) -> bool) -> String {
+    let alphabet: Vec<char> = (' '..='~').filter(|c| accept(*c)).collect();
+    (0..count)
+        .map(|_| alphabet[random_below(alphabet.len() as u64) as usize])
+        .collect()
+}
+
+/// google/uuid `New().String()`: a random (version 4, RFC 4122 variant) UUID.
+fn uuid_v4() -> String {
+    let mut b = random_bytes(16);
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..]
+    )
+}
+
+/// golang.org/x/crypto/bcrypt at the default cost (10).
+fn bcrypt_hash(password: &str) -> String {
+    match bcrypt::hash_with_result(password, 10) {
+        Ok(hash) => hash.format_for_version(bcrypt::Version::TwoA),
+        Err(e) => format!("failed to encrypt string with bcrypt: {e}"),
+    }
+}
+
+const MASTER_PASSWORD_SEED: &[u8] = b"com.lyndir.masterpassword";
+
+/// Master Password templates per password type.
+fn password_templates(kind: &str) -> Option<&'static [&'static str]> {
+    Some(match kind {
+        "maximum" => &["anoxxxxxxxxxxxxxxxxx", "axxxxxxxxxxxxxxxxxno"],
+        "long" => &[
+            "CvcvnoCvcvCvcv",
+            "CvcvCvcvnoCvcv",
+            "CvcvCvcvCvcvno",
+            "CvccnoCvcvCvcv",
+            "CvccCvcvnoCvcv",
+            "CvccCvcvCvcvno",
+            "CvcvnoCvccCvcv",
+            "CvcvCvccnoCvcv",
+            "CvcvCvccCvcvno",
+            "CvcvnoCvcvCvcc",
+            "CvcvCvcvnoCvcc",
+            "CvcvCvcvCvccno",
+            "CvccnoCvccCvcv",
+            "CvccCvccnoCvcv",
+            "CvccCvccCvcvno",
+            "CvcvnoCvccCvcc",
+            "CvcvCvccnoCvcc",
+            "CvcvCvccCvccno",
+            "CvccnoCvcvCvcc",
+            "CvccCvcvnoCvcc",
+            "CvccCvcvCvccno",
+        ],
+        "medium" => &["CvcnoCvc", "CvcCvcno"],
+        "short" => &["Cvcn"],
+        "basic" => &["aaanaaan", "aannaaan", "aaannaaa"],
+        "pin" => &["nnnn"],
+        _ => return None,
+    })
+}
+
+/// The characters a Master Password template letter stands for.
+fn template_characters(class: u8) -> &'static [u8] {
+    match class {
+        b'V' => b"AEIOU",
+        b'C' => b"BCDFGHJKLMNPQRSTVWXYZ",
+        b'v' => b"aeiou",
+        b'c' => b"bcdfghjklmnpqrstvwxyz",
+        b'A' => b"AEIOUBCDFGHJKLMNPQRSTVWXYZ",
+        b'a' => b"AEIOUaeiouBCDFGHJKLMNPQRSTVWXYZbcdfghjklmnpqrstvwxyz",
+        b'n' => b"0123456789",
+        b'o' => b"@&%?,=[]_:-+*$#!'^~;()/.",
+        _ => b"AEIOUaeiouBCDFGHJKLMNPQRSTVWXYZbcdfghjklmnpqrstvwxyz0123456789!@#$%^&*()",
+    }
+}
+
+/// Sprig's `derivePassword`: scrypt(password, seed‖len(user)‖user, N=32768, r=8, p=2) as
+/// an HMAC-SHA256 key over seed‖len(site)‖site‖counter, whose bytes pick a template and
+/// its characters.
+fn derive_password(counter: u32, kind: &str, password: &str, user: &str, site: &str) -> String {
+    let Some(templates) = password_templates(kind) else {
+        return format!("cannot find password template {kind}");
+    };
+    let mut salt = MASTER_PASSWORD_SEED.to_vec();
+    salt.extend_from_slice(&(user.len() as u32).to_be_bytes());
+    salt.extend_from_slice(user.as_bytes());
+    let mut key = [0u8; 64];
+    let derived = scrypt::Params::new(15, 8, 2, 64)
+        .map_err(|e| e.to_string())
+        .and_then(|params| {
+            scrypt::scrypt(password.as_bytes(), &salt, &params, &mut key).map_err(|e| e.to_string())
+        });
+    if let Err(e) = derived {
+        return format!("failed to derive password: {e}");
+    }
+    let mut message = MASTER_PASSWORD_SEED.to_vec();
+    message.extend_from_slice(&(site.len() as u32).to_be_bytes());
+    message.extend_from_slice(site.as_bytes());
+    message.extend_from_slice(&counter.to_be_bytes());
+    let Ok(mut mac) = Hmac::<Sha256>::new_from_slice(&key) else {
+        return "failed to derive password: bad key".into();
+    };
+    mac.update(&message);
+    let seed = mac.finalize().into_bytes();
+    let template = templates[usize::from(seed[0]) % templates.len()].as_bytes();
+    template
+        .iter()
+        .enumerate()
+        .map(|(i, class)| {
+            let chars = template_characters(*class);
+            char::from(chars[usize::from(seed[i + 1]) % chars.len()])
+        })
+        .collect()
+}
+
+/// The AES-256 key Sprig derives from a password: its bytes, zero-padded or cut to 32.
+fn aes_key(password: &str) -> [u8; 32] {
+    let mut key = [0u8; 32];
+    for (slot, byte) in key.iter_mut().zip(password.bytes()) {
+        *slot = byte;
+    }
+    key
+}
+
+/// Sprig's `encryptAES`: base64(IV ‖ AES-256-CBC(PKCS#7-padded plaintext)).
+fn encrypt_aes(password: &str, plaintext: &str) -> String {
+    if plaintext.is_empty() {
+        return String::new();
+    }
+    let mut content = plaintext.as_bytes().to_vec();
+    let padding = 16 - content.len() % 16;
+    content.extend(std::iter::repeat_n(padding as u8, padding));
+    let iv = random_bytes(16);
+    let mut iv_array = [0u8; 16];
+    iv_array.copy_from_slice(&iv);
+    let encryptor = cbc::Encryptor::<aes::Aes256>::new(&aes_key(password).into(), &iv_array.into());
+    let length = content.len();
+    let encrypted = match encryptor.encrypt_padded_mut::<NoPadding>(&mut content, length) {
+        Ok(encrypted) => encrypted.to_vec(),
+        Err(_) => return String::new(),
+    };
+    let mut out = iv;
+    out.extend_from_slice(&encrypted);
+    base64_encode(&out)
+}
+
+/// Sprig's `decryptAES`, with the Go panics its unchecked slicing gives on bad input.
+fn decrypt_aes(password: &str, encrypted: &str) -> Result<String, FuncError> {
+    if encrypted.is_empty() {
+        return Ok(String::new());
+    }
+    let data = base64_decode(encrypted).map_err(FuncError::new)?;
+    if data.len() < 16 {
+        return Err(FuncError::new(format!(
+            "runtime error: slice bounds out of range [:16] with capacity {}",
+            data.len()
+        )));
+    }
+    let (iv, body) = data.split_at(16);
+    if body.len() % 16 != 0 {
+        return Err(FuncError::new("crypto/cipher: input not full blocks"));
+    }
+    let mut iv_array = [0u8; 16];
+    iv_array.copy_from_slice(iv);
+    let mut buffer = body.to_vec();
+    let decryptor = cbc::Decryptor::<aes::Aes256>::new(&aes_key(password).into(), &iv_array.into());
+    let decrypted = decryptor
+        .decrypt_padded_mut::<NoPadding>(&mut buffer)
+        .map_err(|_| FuncError::new("crypto/cipher: input not full blocks"))?;
+    let Some(&last) = decrypted.last() else {
+        return Err(FuncError::new("runtime error: index out of range [-1]"));
+    };
+    let keep = decrypted.len() as i64 - i64::from(last);
+    if keep < 0 {
+        return Err(FuncError::new(format!(
+            "runtime error: slice bounds out of range [:{keep}]"
+        )));
+    }
+    Ok(String::from_utf8_lossy(&decrypted[..keep as usize]).into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::testing::*;
+
+    #[test]
+    fn derive_password_matches_helm() {
+        // snippets.yaml: {{ derivePassword 1 "long" "password" "user" "example.com" }}
+        assert_eq!(
+            show(
+                "derivePassword",
+                &[i(1), s("long"), s("password"), s("user"), s("example.com")]
+            ),
+            "ZedaFaxcZaso9*"
+        );
+        assert_eq!(
+            show("derivePassword", &[i(1), s("nope"), s("p"), s("u"), s("s")]),
+            "cannot find password template nope"
+        );
+    }
+
+    #[test]
+    fn aes_round_trip() {
+        let encrypted = show("encryptAES", &[s("secretkey"), s("plaintext")]);
+        // IV (16) + one block (16), base64: 44 characters.
+        assert_eq!(encrypted.len(), 44);
+        assert_eq!(
+            show("decryptAES", &[s("secretkey"), s(&encrypted)]),
+            "plaintext"
+        );
+        assert_eq!(show("encryptAES", &[s("k"), s("")]), "");
+        assert_eq!(show("decryptAES", &[s("k"), s("")]), "");
+    }
+
+    #[test]
+    fn shapes_of_random_output() {
+        let uuid = show("uuidv4", &[]);
+        assert_eq!(uuid.len(), 36);
+        assert_eq!(&uuid[14..15], "4");
+        assert!(matches!(&uuid[19..20], "8" | "9" | "a" | "b"));
+        assert_eq!(show("randBytes", &[i(12)]).len(), 16);
+        let hash = show("bcrypt", &[s("pw")]);
+        assert!(hash.starts_with("$2a$10$") && hash.len() == 60, "{hash}");
+        let entry = show("htpasswd", &[s("user"), s("pw")]);
+        assert!(entry.starts_with("user:$2a$10$"), "{entry}");
+        assert_eq!(
+            show("htpasswd", &[s("a:b"), s("pw")]),
+            "invalid username: a:b"
+        );
+    }
+}

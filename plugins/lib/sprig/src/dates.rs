@@ -1,0 +1,2 @@
+//! placeholder
+pub fn register(_funcs: &mut capstan_gotmpl::funcs::FuncMap) {}

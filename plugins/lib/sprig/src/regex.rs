@@ -1,0 +1,460 @@
+//! Regular expressions with Go's RE2 semantics on the `regex` crate: Perl classes (`\d`,
+//! `\w`, `\s`, `\b`) are ASCII-only as in Go, `[` inside a class is literal, `FindAll` and
+//! `Split` skip an empty match right after a previous match as Go does, replacement
+//! templates expand `$1`/`${name}` by Go's rules, and compile errors are worded like Go's.
+
+use capstan_gotmpl::funcs::{FuncError, FuncMap, arg_int, arg_str};
+use capstan_gotmpl::value::Value;
+use regex::Regex;
+
+use crate::values::string_list;
+
+pub fn register(funcs: &mut FuncMap) {
+    funcs.add("regexMatch", 2, false, |args| {
+        let matched =
+            compile(arg_str(args, 0)?).map(|re| re.is_match(arg_str(args, 1).unwrap_or("")));
+        Ok(Value::Bool(matched.unwrap_or(false)))
+    });
+    funcs.add("mustRegexMatch", 2, false, |args| {
+        let re = compile(arg_str(args, 0)?).map_err(FuncError::new)?;
+        Ok(Value::Bool(re.is_match(arg_str(args, 1)?)))
+    });
+    for (name, must) in [("regexFindAll", false), ("mustRegexFindAll", true)] {
+        funcs.add(name, 3, false, move |args| {
+            let re = compile_for(arg_str(args, 0)?, must)?;
+            let (text, n) = (arg_str(args, 1)?, arg_int(args, 2)?);
+            let found = find_all(&re, text, n)
+                .into_iter()
+                .map(|(a, b)| text[a..b].to_owned());
+            Ok(string_list(found))
+        });
+    }
+    for (name, must) in [("regexFind", false), ("mustRegexFind", true)] {
+        funcs.add(name, 2, false, move |args| {
+            let re = compile_for(arg_str(args, 0)?, must)?;
+            let text = arg_str(args, 1)?;
+            Ok(Value::from(re.find(text).map_or("", |m| m.as_str())))
+        });
+    }
+    for (name, must) in [("regexReplaceAll", false), ("mustRegexReplaceAll", true)] {
+        funcs.add(name, 3, false, move |args| {
+            let re = compile_for(arg_str(args, 0)?, must)?;
+            let (text, template) = (arg_str(args, 1)?, arg_str(args, 2)?);
+            Ok(Value::from(replace_all(&re, text, |caps, out| {
+                expand(&re, caps, template, out)
+            })))
+        });
+    }
+    for (name, must) in [
+        ("regexReplaceAllLiteral", false),
+        ("mustRegexReplaceAllLiteral", true),
+    ] {
+        funcs.add(name, 3, false, move |args| {
+            let re = compile_for(arg_str(args, 0)?, must)?;
+            let (text, literal) = (arg_str(args, 1)?, arg_str(args, 2)?);
+            Ok(Value::from(replace_all(&re, text, |_, out| {
+                out.push_str(literal)
+            })))
+        });
+    }
+    for (name, must) in [("regexSplit", false), ("mustRegexSplit", true)] {
+        funcs.add(name, 3, false, move |args| {
+            let re = compile_for(arg_str(args, 0)?, must)?;
+            let (text, n) = (arg_str(args, 1)?, arg_int(args, 2)?);
+            Ok(string_list(split(&re, arg_str(args, 0)?, text, n)))
+        });
+    }
+    funcs.add("regexQuoteMeta", 1, false, |args| {
+        Ok(Value::from(quote_meta(arg_str(args, 0)?)))
+    });
+}
+
+/// Compile for a `must` function (Go's compile error) or a plain one (`MustCompile`'s panic).
+fn compile_for(pattern: &str, must: bool) -> Result<Regex, FuncError> {
+    compile(pattern).map_err(|e| {
+        if must {
+            FuncError::new(e)
+        } else {
+            FuncError::new(format!("regexp: Compile({}): {e}", backquote(pattern)))
+        }
+    })
+}
+
+/// Go's `regexp.quote`: backquoted when possible, else `strconv.Quote`.
+fn backquote(s: &str) -> String {
+    if s.chars()
+        .all(|c| c != '`' && c != '\u{FEFF}' && (c == '\t' || !c.is_control()))
+    {
+        format!("`{s}`")
+    } else {
+        capstan_gotmpl::gofmt::quote(s)
+    }
+}
+
+/// Compile a Go regular expression; the error is worded as Go's `regexp.Compile` would.
+pub fn compile(pattern: &str) -> Result<Regex, String> {
+    let translated = translate(pattern);
+    Regex::new(&translated).map_err(|_| go_error(pattern))
+}
+
+/// Rewrite Go syntax into the `regex` crate's where they differ.
+fn translate(pattern: &str) -> String {
+    let chars: Vec<char> = pattern.chars().collect();
+    let mut out = String::with_capacity(pattern.len() + 8);
+    let mut in_class = false;
+    let mut class_start = false;
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c == '\\' && i + 1 < chars.len() {
+            let next = chars[i + 1];
+            let replacement = match next {
+                'd' => Some("[0-9]"),
+                'D' => Some("[^0-9]"),
+                'w' => Some("[0-9A-Za-z_]"),
+                'W' => Some("[^0-9A-Za-z_]"),
+                's' => Some("[\\t\\n\\f\\r ]"),
+                'S' => Some("[^\\t\\n\\f\\r ]"),
+                'b' if !in_class => Some("(?-u:\\b)"),
+                'B' if !in_class => Some("(?-u:\\B)"),
+                _ => None,
+            };
+            match replacement {
+                Some(r) => out.push_str(r),
+                None => {
+                    out.push('\\');
+                    out.push(next);
+                }
+            }
+            class_start = false;
+            i += 2;
+            continue;
+        }
+        if in_class {
+            if c == ']' && !class_start {
+                in_class = false;
+                out.push(c);
+            } else if c == '[' && chars.get(i + 1) == Some(&':') {
+                // A POSIX class such as [:alpha:] is copied whole.
+                let close = (i + 2..chars.len().saturating_sub(1))
+                    .find(|&k| chars[k] == ':' && chars[k + 1] == ']');
+                match close {
+                    Some(k) => {
+                        out.extend(&chars[i..k + 2]);
+                        i = k + 2;
+                        class_start = false;
+                        continue;
+                    }
+                    None => out.push_str("\\["),
+                }
+            } else if matches!(c, '[' | '&' | '~') || (c == '-' && chars.get(i + 1) == Some(&'-')) {
+                out.push('\\');
+                out.push(c);
+            } else if c == '^' && class_start {
+                out.push(c);
+                i += 1;
+                continue;
+            } else {
+                out.push(c);
+            }
+            class_start = false;
+        } else {
+            if c == '[' {
+                in_class = true;
+                class_start = true;
+            }
+            out.push(c);
+        }
+        i += 1;
+    }
+    out
+}
+
+/// Go's compile error for a pattern that failed, from the syntax error's kind and place.
+fn go_error(pattern: &str) -> String {
+    use regex_syntax::ast::ErrorKind;
+    let mut parser = regex_syntax::ast::parse::Parser::new();
+    let (code, fragment) = match parser.parse(pattern) {
+        Err(e) => {
+            let span = e.span();
+            let at =
+                |start: usize, end: usize| pattern.get(start..end).unwrap_or(pattern).to_owned();
+            match e.kind() {
+                ErrorKind::ClassUnclosed => {
+                    ("missing closing ]", at(span.start.offset, pattern.len()))
+                }
+                ErrorKind::GroupUnclosed => ("missing closing )", pattern.to_owned()),
+                ErrorKind::GroupUnopened => ("unexpected )", pattern.to_owned()),
+                ErrorKind::EscapeUnrecognized => (
+                    "invalid escape sequence",
+                    at(span.start.offset, span.end.offset),
+                ),
+                ErrorKind::EscapeUnexpectedEof => {
+                    ("trailing backslash at end of expression", String::new())
+                }
+                ErrorKind::RepetitionMissing => {
+                    let end = span.end.offset.max(span.start.offset + 1);
+                    (
+                        "missing argument to repetition operator",
+                        at(span.start.offset, end),
+                    )
+                }
+                ErrorKind::ClassRangeInvalid => (
+                    "invalid character class range",
+                    at(span.start.offset, span.end.offset),
+                ),
+                ErrorKind::RepetitionCountInvalid
+                | ErrorKind::RepetitionCountUnclosed
+                | ErrorKind::RepetitionCountDecimalEmpty => (
+                    "invalid repeat count",
+                    at(span.start.offset, span.end.offset),
+                ),
+                ErrorKind::GroupNameDuplicate { .. } => (
+                    "duplicate capture group name",
+                    at(span.start.offset, span.end.offset),
+                ),
+                ErrorKind::GroupNameEmpty
+                | ErrorKind::GroupNameInvalid
+                | ErrorKind::GroupNameUnexpectedEof => (
+                    "invalid named capture",
+                    at(span.start.offset, pattern.len()),
+                ),
+                _ => (
+                    "invalid or unsupported Perl syntax",
+                    at(span.start.offset, span.end.offset),
+                ),
+            }
+        }
+        Ok(_) => ("invalid or unsupported Perl syntax", pattern.to_owned()),
+    };
+    format!("error parsing regexp: {code}: `{fragment}`")
+}
+
+/// Go's `FindAllStringIndex(s, n)`: up to `n` matches (all when negative), skipping an
+/// empty match that abuts the previous match.
+fn find_all(re: &Regex, text: &str, n: i64) -> Vec<(usize, usize)> {
+    let mut found = Vec::new();
+    if n == 0 {
+        return found;
+    }
+    let limit = if n < 0 { usize::MAX } else { n as usize };
+    let mut pos = 0;
+    let mut previous_end: Option<usize> = None;
+    while found.len() < limit && pos <= text.len() {
+        let Some(m) = re.find_at(text, pos) else {
+            break;
+        };
+        let mut accept = true;
+        if m.end() == pos {
+            if Some(m.start()) == previous_end {
+                accept = false;
+            }
+            pos += text[pos..].chars().next().map_or(1, char::len_utf8);
+        } else {
+            pos = m.end();
+        }
+        previous_end = Some(m.end());
+        if accept {
+            found.push((m.start(), m.end()));
+        }
+    }
+    found
+}
+
+/// Go's `ReplaceAllString`/`ReplaceAllLiteralString`: every match (as `FindAll` sees them)
+/// replaced by what `write` appends.
+fn replace_all(
+    re: &Regex,
+    text: &str,
+    write: impl Fn(&regex::Captures<'_>, &mut String),
+) -> String {
+    let mut out = String::new();
+    let mut last = 0;
+    for (start, end) in find_all(re, text, -1) {
+        out.push_str(&text[last..start]);
+        if let Some(caps) = re.captures_at(text, start) {
+            write(&caps, &mut out);
+        }
+        last = end;
+    }
+    out.push_str(&text[last..]);
+    out
+}
+
+/// Go's `Regexp.Expand`: `$name`/`${name}` (longest run of letters, digits and `_`), `$$`
+/// for `$`; an unknown group expands to nothing and a malformed `$` stays literal.
+fn expand(re: &Regex, caps: &regex::Captures<'_>, template: &str, out: &mut String) {
+    let mut rest = template;
+    while let Some(dollar) = rest.find('$') {
+        out.push_str(&rest[..dollar]);
+        rest = &rest[dollar + 1..];
+        if let Some(after) = rest.strip_prefix('$') {
+            out.push('$');
+            rest = after;
+            continue;
+        }
+        let is_name = |c: char| c.is_ascii_alphanumeric() || c == '_';
+        let (name, remaining) = if let Some(braced) = rest.strip_prefix('{') {
+            match braced.find('}') {
+                Some(close) if close > 0 && braced[..close].chars().all(is_name) => {
+                    (&braced[..close], &braced[close + 1..])
+                }
+                _ => {
+                    out.push('$');
+                    continue;
+                }
+            }
+        } else {
+            let len = rest.find(|c: char| !is_name(c)).unwrap_or(rest.len());
+            if len == 0 {
+                out.push('$');
+                continue;
+            }
+            (&rest[..len], &rest[len..])
+        };
+        rest = remaining;
+        let group = match name.parse::<usize>() {
+            Ok(index) => caps.get(index),
+            Err(_) => re
+                .capture_names()
+                .position(|n| n == Some(name))
+                .and_then(|i| caps.get(i)),
+        };
+        if let Some(m) = group {
+            out.push_str(m.as_str());
+        }
+    }
+    out.push_str(rest);
+}
+
+/// Go's `Regexp.Split`.
+fn split(re: &Regex, pattern: &str, text: &str, n: i64) -> Vec<String> {
+    if n == 0 {
+        return Vec::new();
+    }
+    if !pattern.is_empty() && text.is_empty() {
+        return vec![String::new()];
+    }
+    let mut parts = Vec::new();
+    let (mut begin, mut end) = (0, 0);
+    for (start, stop) in find_all(re, text, n) {
+        if n > 0 && parts.len() as i64 == n - 1 {
+            break;
+        }
+        end = start;
+        if stop != 0 {
+            parts.push(text[begin..end].to_owned());
+        }
+        begin = stop;
+    }
+    if end != text.len() {
+        parts.push(text[begin..].to_owned());
+    }
+    parts
+}
+
+/// Go's `regexp.QuoteMeta`.
+fn quote_meta(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() * 2);
+    for c in s.chars() {
+        if "\\.+*?()|[]{}^$".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::testing::*;
+
+    #[test]
+    fn snippets_corpus() {
+        // Real Helm outputs from shared/helm-parity/snippets.yaml.
+        assert_eq!(show("regexMatch", &[s("^[a-z]+$"), s("abc")]), "true");
+        assert_eq!(
+            show("regexFindAll", &[s("[2,4,6,8]"), s("123456789"), i(-1)]),
+            "[2 4 6 8]"
+        );
+        assert_eq!(
+            show("regexFind", &[s("[a-zA-Z][1-9]"), s("abcd1234")]),
+            "d1"
+        );
+        assert_eq!(
+            show(
+                "regexReplaceAll",
+                &[s("a(x*)b"), s("-ab-axxb-"), s("${1}W")]
+            ),
+            "-W-xxW-"
+        );
+        assert_eq!(
+            show(
+                "regexReplaceAllLiteral",
+                &[s("a(x*)b"), s("-ab-axxb-"), s("${1}")]
+            ),
+            "-${1}-${1}-"
+        );
+        assert_eq!(show("regexSplit", &[s("z+"), s("pizza"), i(-1)]), "[pi a]");
+        assert_eq!(show("regexQuoteMeta", &[s("1.2.3")]), "1\\.2\\.3");
+    }
+
+    #[test]
+    fn go_semantics() {
+        // Go regexp docs: ReplaceAllString examples.
+        assert_eq!(
+            show("regexReplaceAll", &[s("a(x*)b"), s("-ab-axxb-"), s("$1W")]),
+            "---"
+        );
+        assert_eq!(
+            show("regexReplaceAll", &[s("a(x*)b"), s("-ab-axxb-"), s("T")]),
+            "-T-T-"
+        );
+        assert_eq!(
+            show(
+                "regexReplaceAll",
+                &[s("a(?P<x>x*)b"), s("-axb-"), s("[${x}$$]")]
+            ),
+            "-[x$]-"
+        );
+        // Go docs: Split examples.
+        assert_eq!(
+            show("regexSplit", &[s("a"), s("banana"), i(-1)]),
+            "[b n n ]"
+        );
+        assert_eq!(show("regexSplit", &[s("a"), s("banana"), i(0)]), "[]");
+        assert_eq!(show("regexSplit", &[s("a"), s("banana"), i(1)]), "[banana]");
+        assert_eq!(show("regexSplit", &[s("z+"), s("pizza"), i(2)]), "[pi a]");
+        assert_eq!(show("regexSplit", &[s(""), s("abc"), i(-1)]), "[a b c]");
+        // An empty match right after a match is skipped (Go's allMatches): "", "aaa", "".
+        assert_eq!(
+            show("regexFindAll", &[s("a*"), s("baaab"), i(-1)]),
+            "[ aaa ]"
+        );
+        assert_eq!(show("regexFindAll", &[s("\\d"), s("1٣2"), i(-1)]), "[1 2]");
+        assert_eq!(show("regexMatch", &[s("\\w+"), s("é")]), "false");
+        assert_eq!(show("regexMatch", &[s("[[]"), s("[")]), "true");
+        assert_eq!(show("regexMatch", &[s("[[:alpha:]]+"), s("abc")]), "true");
+        assert_eq!(
+            show("regexFindAll", &[s("\\bx"), s("x ax x"), i(-1)]),
+            "[x x]"
+        );
+        assert_eq!(show("regexMatch", &[s("[a"), s("a")]), "false");
+        assert_eq!(
+            error("mustRegexMatch", &[s("[a"), s("a")]),
+            "error parsing regexp: missing closing ]: `[a`"
+        );
+        assert_eq!(
+            error("regexFind", &[s("a(b"), s("a")]),
+            "regexp: Compile(`a(b`): error parsing regexp: missing closing ): `a(b`"
+        );
+        assert_eq!(
+            error("mustRegexFind", &[s("*a"), s("a")]),
+            "error parsing regexp: missing argument to repetition operator: `*`"
+        );
+        assert_eq!(
+            error("mustRegexFind", &[s("\\q"), s("a")]),
+            "error parsing regexp: invalid escape sequence: `\\q`"
+        );
+    }
+}
