@@ -5,14 +5,18 @@
 //!
 //! Modules: [`scanner`] and [`parser`] (libyaml ports), [`compose`] (node trees),
 //! [`decode`] (go-yaml's decoder and the JSON conversion), [`resolve`] (YAML 1.1 implicit
-//! types), [`format`] (Go number/string formatting helpers).
+//! types), [`jsonstep`] (the `json.Marshal` half of `toYaml`), [`emit`] and [`sort`] (the
+//! go-yaml v2 encoder/emitter and its key order), [`format`] (Go formatting helpers).
 
 pub mod compose;
 pub mod decode;
+pub mod emit;
 pub mod format;
+pub mod jsonstep;
 pub mod parser;
 pub mod resolve;
 pub mod scanner;
+pub mod sort;
 
 use capstan_gotmpl::value::Value;
 
@@ -70,11 +74,41 @@ pub fn from_yaml_typed(text: &str) -> Result<Value, YamlError> {
     decode::to_typed_value(&go).map_err(YamlError)
 }
 
+/// Default output limit of [`to_yaml`] (bytes).
+pub const DEFAULT_OUTPUT_LIMIT: usize = 64 << 20;
+/// Default nesting limit of [`to_yaml`].
+pub const DEFAULT_MAX_DEPTH: usize = 1000;
+
 /// What `sigs.k8s.io/yaml.Marshal` gives (JSON marshal, then go-yaml v2 marshal), with its
-/// trailing newline; Helm's `toYaml` trims that newline itself.
+/// trailing newline; Helm's `toYaml` trims that newline itself. Errors are worded as
+/// sigs.k8s.io/yaml words them (`error marshaling into JSON: json: unsupported value: NaN`).
+/// Output is limited to [`DEFAULT_OUTPUT_LIMIT`] bytes and nesting to [`DEFAULT_MAX_DEPTH`].
 pub fn to_yaml(value: &Value) -> Result<String, YamlError> {
-    let _ = value;
-    Err(YamlError("not implemented".into()))
+    to_yaml_limited(value, DEFAULT_OUTPUT_LIMIT, DEFAULT_MAX_DEPTH)
+}
+
+/// [`to_yaml`] with explicit limits: an error instead of output longer than `max_bytes` or
+/// data nested deeper than `max_depth`.
+pub fn to_yaml_limited(
+    value: &Value,
+    max_bytes: usize,
+    max_depth: usize,
+) -> Result<String, YamlError> {
+    let mut tree = jsonstep::to_yaml_tree(value, max_depth).map_err(|e| match e {
+        jsonstep::JsonStepError::Json(msg) => {
+            YamlError(format!("error marshaling into JSON: {msg}"))
+        }
+        jsonstep::JsonStepError::TooDeep(n) => YamlError(format!(
+            "error marshaling into JSON: value nested deeper than {n} levels"
+        )),
+    })?;
+    emit::sort_keys(&mut tree);
+    emit::marshal(&tree, max_bytes, max_depth + 1).map_err(|e| match e {
+        emit::EmitError::TooLarge(n) => YamlError(format!("yaml: output larger than {n} bytes")),
+        emit::EmitError::TooDeep(n) => {
+            YamlError(format!("yaml: value nested deeper than {n} levels"))
+        }
+    })
 }
 
 #[cfg(test)]

@@ -343,3 +343,161 @@ fn corpus_files_parse() {
         "{count} files, failures: {failures:#?}"
     );
 }
+
+fn dict(pairs: &[(&str, Value)]) -> Value {
+    Value::from(
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect::<capstan_gotmpl::value::Map>(),
+    )
+}
+
+fn s(x: &str) -> Value {
+    Value::from(x)
+}
+
+fn y(v: &Value) -> String {
+    match to_yaml(v) {
+        Ok(out) => out,
+        Err(e) => format!("ERR {e}"),
+    }
+}
+
+#[test]
+fn snippet_to_yaml() {
+    // shared/helm-parity/snippets.yaml data-toYaml-* (Helm trims the final newline).
+    let values = from_yaml("str: hello\nnum: 1000000\nf: 1.5\nsmall: 0.1\nbig: 1e21\ni: 42\nneg: -3\nzero: 0\nt: true\nempty: \"\"\nlist: [b, a, c]\nnums: [3, 1, 2]\nmap: {b: 2, a: 1, c: 3}\nnested: {x: {y: {z: deep}}}\nyesword: \"yes\"\noctal: 0755\nver: 1.2.3\nmulti: \"line1\\nline2\"\nlong: \"aaaaaaaaaa bbbbbbbbbb cccccccccc dddddddddd eeeeeeeeee ffffffffff gggggggggg hhhhhhhhhh iiiiiiiiii\"").unwrap();
+    assert_eq!(
+        y(&values),
+        "big: 1e+21\nempty: \"\"\nf: 1.5\ni: 42\nlist:\n- b\n- a\n- c\nlong: aaaaaaaaaa bbbbbbbbbb cccccccccc dddddddddd eeeeeeeeee ffffffffff gggggggggg\n  hhhhhhhhhh iiiiiiiiii\nmap:\n  a: 1\n  b: 2\n  c: 3\nmulti: |-\n  line1\n  line2\nneg: -3\nnested:\n  x:\n    \"true\":\n      z: deep\nnum: 1000000\nnums:\n- 3\n- 1\n- 2\noctal: 493\nsmall: 0.1\nstr: hello\nt: true\nver: 1.2.3\nyesword: \"yes\"\nzero: 0\n"
+    );
+    let Value::Map(m) = &values else { panic!() };
+    let get = |k: &str| m.borrow().get(k).cloned().unwrap_or_default();
+    assert_eq!(y(&get("nested")), "x:\n  \"true\":\n    z: deep\n");
+    assert_eq!(y(&get("list")), "- b\n- a\n- c\n");
+    assert_eq!(
+        y(&get("long")),
+        "aaaaaaaaaa bbbbbbbbbb cccccccccc dddddddddd eeeeeeeeee ffffffffff gggggggggg hhhhhhhhhh\n  iiiiiiiiii\n"
+    );
+    assert_eq!(y(&get("multi")), "|-\n  line1\n  line2\n");
+    assert_eq!(y(&Value::Nil), "null\n");
+    assert_eq!(y(&Value::new_map()), "{}\n");
+    assert_eq!(
+        y(&dict(&[
+            ("k", s("yes")),
+            ("o", s("0755")),
+            ("e", s("")),
+            ("n", s("1.0")),
+            ("t", s("true")),
+            ("nul", s("null")),
+            ("tilde", s("~"))
+        ])),
+        "e: \"\"\nk: \"yes\"\n\"n\": \"1.0\"\nnul: \"null\"\no: \"0755\"\nt: \"true\"\ntilde: \"~\"\n"
+    );
+    assert_eq!(
+        y(&dict(&[
+            ("colon", s("a: b")),
+            ("hash", s("# x")),
+            ("lead", s(" sp")),
+            ("star", s("*x")),
+            ("amp", s("&x")),
+            ("dash", s("- x")),
+            ("q", s("'\""))
+        ])),
+        "amp: '&x'\ncolon: 'a: b'\ndash: '- x'\nhash: '# x'\nlead: ' sp'\nq: '''\"'\nstar: '*x'\n"
+    );
+    assert_eq!(
+        y(&dict(&[
+            ("a10", Value::Int(1)),
+            ("a2", Value::Int(2)),
+            ("B", Value::Int(3)),
+            ("a", Value::Int(4)),
+            ("10", Value::Int(5)),
+            ("9", Value::Int(6))
+        ])),
+        "\"9\": 6\n\"10\": 5\nB: 3\na: 4\na2: 2\na10: 1\n"
+    );
+    assert_eq!(
+        y(&Value::from(vec![
+            dict(&[
+                ("a", Value::Int(1)),
+                ("b", Value::from(vec![Value::Int(1), Value::Int(2)]))
+            ]),
+            Value::from(Vec::new())
+        ])),
+        "- a: 1\n  b:\n  - 1\n  - 2\n- []\n"
+    );
+    assert_eq!(
+        y(&dict(&[
+            ("f", Value::Float(1.0)),
+            ("g", Value::Float(0.5)),
+            ("h", Value::Float(1e21)),
+            ("i", Value::Int(100000000))
+        ])),
+        "f: 1\ng: 0.5\nh: 1e+21\ni: 100000000\n"
+    );
+}
+
+#[test]
+fn go_yaml_encode_tests() {
+    // encode_test.go marshalTests (values that survive the JSON step unchanged).
+    let cases: Vec<(Value, &str)> = vec![
+        (dict(&[("v", s("hi"))]), "v: hi\n"),
+        (dict(&[("v", s("true"))]), "v: \"true\"\n"),
+        (dict(&[("v", s("false"))]), "v: \"false\"\n"),
+        (dict(&[("v", Value::Bool(true))]), "v: true\n"),
+        (dict(&[("v", Value::Int(10))]), "v: 10\n"),
+        (dict(&[("v", Value::Int(-10))]), "v: -10\n"),
+        (dict(&[("v", Value::Float(0.1))]), "v: 0.1\n"),
+        (dict(&[("v", Value::Float(-0.1))]), "v: -0.1\n"),
+        (dict(&[("v", Value::Nil)]), "v: null\n"),
+        (dict(&[("v", s(""))]), "v: \"\"\n"),
+        (
+            dict(&[("v", Value::from(vec![s("A"), s("B")]))]),
+            "v:\n- A\n- B\n",
+        ),
+        (
+            dict(&[("v", Value::from(vec![s("A"), s("B\nC")]))]),
+            "v:\n- A\n- |-\n  B\n  C\n",
+        ),
+        (
+            dict(&[(
+                "v",
+                Value::from(vec![
+                    s("A"),
+                    Value::Int(1),
+                    dict(&[("B", Value::from(vec![Value::Int(2), Value::Int(3)]))]),
+                ]),
+            )]),
+            "v:\n- A\n- 1\n- B:\n  - 2\n  - 3\n",
+        ),
+        (dict(&[("a", dict(&[("b", s("c"))]))]), "a:\n  b: c\n"),
+        (dict(&[("a", s("-"))]), "a: '-'\n"),
+        (dict(&[("a", s("1:1"))]), "a: \"1:1\"\n"),
+        (
+            dict(&[("a", s("2015-02-24T18:19:39Z"))]),
+            "a: \"2015-02-24T18:19:39Z\"\n",
+        ),
+        (dict(&[("a", s("2015-02-24"))]), "a: \"2015-02-24\"\n"),
+        (dict(&[("a", s("\t"))]), "a: \"\\t\"\n"),
+        (dict(&[("a", s("1\n"))]), "a: |\n  1\n"),
+        (dict(&[("a", s("\n"))]), "a: |2+\n\n"),
+        (dict(&[("a", s(" 1\n2"))]), "a: |2-\n   1\n  2\n"),
+        (dict(&[("a", s("12 \n34"))]), "a: \"12 \\n34\"\n"),
+        (dict(&[("a", s("😀"))]), "a: \"\\U0001F600\"\n"),
+        (dict(&[("a", s("é"))]), "a: é\n"),
+        (
+            Value::Float(f64::NAN),
+            "ERR error marshaling into JSON: json: unsupported value: NaN",
+        ),
+        (Value::Float(-0.0), "0\n"),
+        (Value::Float(1e20), "1e+20\n"),
+        (Value::Float(1e19), "10000000000000000000\n"),
+        (Value::Float(0.000001), "1e-06\n"),
+        (Value::Bytes(b"hello".to_vec().into()), "aGVsbG8=\n"),
+    ];
+    for (v, want) in cases {
+        assert_eq!(y(&v), want, "value {v:?}");
+    }
+}

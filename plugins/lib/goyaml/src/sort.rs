@@ -1,0 +1,98 @@
+//! go-yaml v2's map key order (`sorter.go`'s `keyList.Less`) for string keys: rune by rune,
+//! non-letters before letters, letters by code point, and runs of digits compared by their
+//! numeric value (`a2` < `a10`), shorter prefix first.
+
+use std::cmp::Ordering;
+
+fn is_letter(c: char) -> bool {
+    // Go's unicode.IsLetter (categories L*); Rust's alphabetic property is the closest.
+    c.is_alphabetic()
+}
+
+fn is_digit(c: char) -> bool {
+    c.is_ascii_digit()
+}
+
+/// `keyList.Less` for two string keys.
+pub fn key_less(a: &str, b: &str) -> bool {
+    let ar: Vec<char> = a.chars().collect();
+    let br: Vec<char> = b.chars().collect();
+    let n = ar.len().min(br.len());
+    for i in 0..n {
+        if ar[i] == br[i] {
+            continue;
+        }
+        let al = is_letter(ar[i]);
+        let bl = is_letter(br[i]);
+        if al && bl {
+            return ar[i] < br[i];
+        }
+        if al || bl {
+            return bl;
+        }
+        let (mut an, mut bn): (i64, i64) = (0, 0);
+        if ar[i] == '0' || br[i] == '0' {
+            let mut j = i;
+            while j > 0 && is_digit(ar[j - 1]) {
+                j -= 1;
+                if ar[j] != '0' {
+                    an = 1;
+                    bn = 1;
+                    break;
+                }
+            }
+        }
+        let mut ai = i;
+        while ai < ar.len() && is_digit(ar[ai]) {
+            an = an.wrapping_mul(10).wrapping_add(ar[ai] as i64 - '0' as i64);
+            ai += 1;
+        }
+        let mut bi = i;
+        while bi < br.len() && is_digit(br[bi]) {
+            bn = bn.wrapping_mul(10).wrapping_add(br[bi] as i64 - '0' as i64);
+            bi += 1;
+        }
+        if an != bn {
+            return an < bn;
+        }
+        if ai != bi {
+            return ai < bi;
+        }
+        return ar[i] < br[i];
+    }
+    ar.len() < br.len()
+}
+
+/// An `Ordering` from [`key_less`], for `sort_by`.
+pub fn key_cmp(a: &str, b: &str) -> Ordering {
+    if key_less(a, b) {
+        Ordering::Less
+    } else if key_less(b, a) {
+        Ordering::Greater
+    } else {
+        Ordering::Equal
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn natural_order() {
+        // Helm: toYaml (dict "a10" 1 "a2" 2 "B" 3 "a" 4 "10" 5 "9" 6) lists 9, 10, B, a, a2, a10.
+        let mut keys = vec!["a10", "a2", "B", "a", "10", "9"];
+        keys.sort_by(|a, b| key_cmp(a, b));
+        assert_eq!(keys, vec!["9", "10", "B", "a", "a2", "a10"]);
+        // encode_test.go TestSortedOutput order (the string keys).
+        let want = [
+            "", ".1", ".2", ".a", "1", "2", "a!10", "a/0001", "a/002", "a/3", "a/10", "a/11",
+            "a/0012", "a/100", "a~10", "ab/1", "b/1", "b/01", "b/2", "b/02", "b/3", "b/03", "b1",
+            "b01", "b3", "c2.10", "c10.2", "d1", "d7", "d7abc", "d12", "d12a",
+        ];
+        let mut got: Vec<&str> = want.to_vec();
+        got.reverse();
+        got.sort_by(|a, b| key_cmp(a, b));
+        assert_eq!(got, want.to_vec());
+    }
+}
