@@ -6,9 +6,9 @@ use std::collections::HashMap;
 
 use crate::parser::{Event, EventKind, Parser};
 
-/// Nesting deeper than this is refused (protects the native stack; go-yaml's own scanner
-/// limit is 10000).
-pub const MAX_NESTING: usize = 1000;
+/// Collections nested deeper than this are refused: decoding and printing recurse, and the
+/// native stack (1 MiB on wasm) must hold them. go-yaml's own scanner limit is 10000.
+pub const MAX_NESTING: usize = 512;
 
 /// One node of a document.
 #[derive(Debug, Clone)]
@@ -116,78 +116,88 @@ impl Composer {
         Ok(Some(doc))
     }
 
+    /// Builds one node (and everything under it) without recursion.
     fn node(
         &mut self,
         doc: &mut Document,
         anchors: &mut HashMap<String, usize>,
-        depth: usize,
+        _depth: usize,
     ) -> Result<usize, String> {
-        if depth > MAX_NESTING {
-            return Err(format!("exceeded max depth of {MAX_NESTING}"));
-        }
-        let event = self.take()?;
-        let line = event.start.line;
-        match event.kind {
-            EventKind::Scalar {
-                anchor,
-                tag,
-                value,
-                plain_implicit,
-                ..
-            } => {
-                let id = push(
-                    doc,
-                    NodeKind::Scalar {
+        // Open collections: node id and the children read so far.
+        let mut open: Vec<(usize, Vec<usize>)> = Vec::new();
+        loop {
+            if !open.is_empty()
+                && matches!(
+                    self.peek()?.kind,
+                    EventKind::SequenceEnd | EventKind::MappingEnd
+                )
+            {
+                let end = self.take()?;
+                let Some((id, children)) = open.pop() else {
+                    return Err("unbalanced collection end".into());
+                };
+                doc.nodes[id].kind = if end.kind == EventKind::MappingEnd {
+                    NodeKind::Mapping(children)
+                } else {
+                    NodeKind::Sequence(children)
+                };
+                match open.last_mut() {
+                    Some((_, siblings)) => siblings.push(id),
+                    None => return Ok(id),
+                }
+                continue;
+            }
+            let event = self.take()?;
+            let line = event.start.line;
+            let (id, anchor, opens) = match event.kind {
+                EventKind::Scalar {
+                    anchor,
+                    tag,
+                    value,
+                    plain_implicit,
+                    ..
+                } => {
+                    let kind = NodeKind::Scalar {
                         value,
                         tag,
                         implicit: plain_implicit,
-                    },
-                    line,
-                );
-                if let Some(a) = anchor {
-                    anchors.insert(a, id);
+                    };
+                    (push(doc, kind, line), anchor, false)
                 }
-                Ok(id)
+                EventKind::Alias { anchor } => match anchors.get(&anchor) {
+                    Some(&target) => {
+                        let kind = NodeKind::Alias {
+                            name: anchor,
+                            target,
+                        };
+                        (push(doc, kind, line), None, false)
+                    }
+                    None => return Err(format!("unknown anchor '{anchor}' referenced")),
+                },
+                EventKind::SequenceStart { anchor, .. } => (
+                    push(doc, NodeKind::Sequence(Vec::new()), line),
+                    anchor,
+                    true,
+                ),
+                EventKind::MappingStart { anchor, .. } => {
+                    (push(doc, NodeKind::Mapping(Vec::new()), line), anchor, true)
+                }
+                other => return Err(format!("attempted to parse unknown event: {other:?}")),
+            };
+            if let Some(a) = anchor {
+                anchors.insert(a, id);
             }
-            EventKind::Alias { anchor } => match anchors.get(&anchor) {
-                Some(&target) => Ok(push(
-                    doc,
-                    NodeKind::Alias {
-                        name: anchor,
-                        target,
-                    },
-                    line,
-                )),
-                None => Err(format!("unknown anchor '{anchor}' referenced")),
-            },
-            EventKind::SequenceStart { anchor, .. } => {
-                let id = push(doc, NodeKind::Sequence(Vec::new()), line);
-                if let Some(a) = anchor {
-                    anchors.insert(a, id);
+            if opens {
+                if open.len() >= MAX_NESTING {
+                    return Err(format!("exceeded max depth of {MAX_NESTING}"));
                 }
-                let mut children = Vec::new();
-                while !matches!(self.peek()?.kind, EventKind::SequenceEnd) {
-                    children.push(self.node(doc, anchors, depth + 1)?);
-                }
-                self.take()?;
-                doc.nodes[id].kind = NodeKind::Sequence(children);
-                Ok(id)
+                open.push((id, Vec::new()));
+                continue;
             }
-            EventKind::MappingStart { anchor, .. } => {
-                let id = push(doc, NodeKind::Mapping(Vec::new()), line);
-                if let Some(a) = anchor {
-                    anchors.insert(a, id);
-                }
-                let mut children = Vec::new();
-                while !matches!(self.peek()?.kind, EventKind::MappingEnd) {
-                    children.push(self.node(doc, anchors, depth + 1)?);
-                    children.push(self.node(doc, anchors, depth + 1)?);
-                }
-                self.take()?;
-                doc.nodes[id].kind = NodeKind::Mapping(children);
-                Ok(id)
+            match open.last_mut() {
+                Some((_, siblings)) => siblings.push(id),
+                None => return Ok(id),
             }
-            other => Err(format!("attempted to parse unknown event: {other:?}")),
         }
     }
 }

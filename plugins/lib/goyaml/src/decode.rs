@@ -100,8 +100,13 @@ fn allowed_alias_ratio(decode_count: usize) -> f64 {
     }
 }
 
+/// Decoding depth (nesting plus alias expansion) beyond which a document is refused, to
+/// protect the native stack.
+pub const MAX_DECODE_DEPTH: usize = 1024;
+
 struct Decoder<'a> {
     doc: &'a Document,
+    depth: usize,
     active_aliases: HashSet<usize>,
     decode_count: usize,
     alias_count: usize,
@@ -115,6 +120,7 @@ pub fn decode_document(doc: &Document) -> Result<GoVal, String> {
     };
     let mut d = Decoder {
         doc,
+        depth: 0,
         active_aliases: HashSet::new(),
         decode_count: 0,
         alias_count: 0,
@@ -144,6 +150,16 @@ impl Decoder<'_> {
     }
 
     fn unmarshal(&mut self, id: usize) -> Result<GoVal, String> {
+        self.depth += 1;
+        let r = self.unmarshal_inner(id);
+        self.depth -= 1;
+        r
+    }
+
+    fn unmarshal_inner(&mut self, id: usize) -> Result<GoVal, String> {
+        if self.depth > MAX_DECODE_DEPTH {
+            return Err(format!("exceeded max depth of {MAX_DECODE_DEPTH}"));
+        }
         self.count()?;
         let node = &self.doc.nodes[id];
         match &node.kind {

@@ -77,7 +77,7 @@ pub fn from_yaml_typed(text: &str) -> Result<Value, YamlError> {
 /// Default output limit of [`to_yaml`] (bytes).
 pub const DEFAULT_OUTPUT_LIMIT: usize = 64 << 20;
 /// Default nesting limit of [`to_yaml`].
-pub const DEFAULT_MAX_DEPTH: usize = 1000;
+pub const DEFAULT_MAX_DEPTH: usize = 512;
 
 /// What `sigs.k8s.io/yaml.Marshal` gives (JSON marshal, then go-yaml v2 marshal), with its
 /// trailing newline; Helm's `toYaml` trims that newline itself. Errors are worded as

@@ -170,6 +170,15 @@ fn go_yaml_decode_tests() {
         ("a: b\r\nc: d\r\n", r#"{"a":"b","c":"d"}"#),
         ("- 1:20", r#"["1:20"]"#),
         ("a: 1\na: 2", r#"{"a":int:2}"#),
+        ("a: <foo>", r#"{"a":"<foo>"}"#),
+        ("a: !!timestamp \"2015-01-01\"", r#"{"a":"2015-01-01"}"#),
+        ("a: !!str 2015-01-01", r#"{"a":"2015-01-01"}"#),
+        ("a: 1:1\n", r#"{"a":"1:1"}"#),
+        (
+            "First occurrence: &anchor Foo\nSecond occurrence: *anchor\nOverride anchor: &anchor Bar\nReuse anchor: *anchor\n",
+            r#"{"First occurrence":"Foo","Override anchor":"Bar","Reuse anchor":"Bar","Second occurrence":"Foo"}"#,
+        ),
+        ("a:\n b:\n  c: d\n", r#"{"a":{"b":{"c":"d"}}}"#),
     ];
     for (input, want) in cases {
         assert_eq!(&typed(input), want, "input {input:?}");
@@ -249,6 +258,32 @@ fn go_yaml_error_tests() {
         typed(billion),
         "ERR yaml: document contains excessive aliasing"
     );
+}
+
+#[test]
+fn binary_values() {
+    // decode_test.go: !!binary in a literal block with line breaks.
+    let doc = format!("a: !!binary |\n  {}kJ\n  CQ\n", "kJCQ".repeat(17));
+    let Ok(Value::Map(m)) = from_yaml_typed(&doc) else {
+        panic!()
+    };
+    let a = m.borrow().get("a").cloned();
+    assert!(matches!(a, Some(Value::Bytes(b)) if b.as_ref() == [0x90u8; 54].as_slice()));
+    // Through sigs.k8s.io/yaml the invalid UTF-8 bytes become U+FFFD (encoding/json).
+    let Ok(Value::Map(m)) = from_yaml(&doc) else {
+        panic!()
+    };
+    let a = m.borrow().get("a").cloned();
+    assert_eq!(
+        a.and_then(|v| v.as_str().map(str::to_string)),
+        Some("\u{FFFD}".repeat(54))
+    );
+    let doc = format!("a: !!binary |\n  {}\n  ==\n", "A".repeat(70));
+    let Ok(Value::Map(m)) = from_yaml_typed(&doc) else {
+        panic!()
+    };
+    let a = m.borrow().get("a").cloned();
+    assert_eq!(a.map(|v| j(&v)), Some(format!("{:?}", "\0".repeat(52))));
 }
 
 #[test]
@@ -500,4 +535,174 @@ fn go_yaml_encode_tests() {
     for (v, want) in cases {
         assert_eq!(y(&v), want, "value {v:?}");
     }
+}
+
+/// Exploratory corpus check (run with `--ignored --nocapture`): every sub-tree of each
+/// case's values that `toYaml` would print over several lines is looked up, at any indent,
+/// in Helm's rendered output; blocks whose first line is found but whose body differs are
+/// reported.
+#[test]
+#[ignore]
+fn corpus_to_yaml_blocks() {
+    let root = std::path::Path::new("/work/shared/helm-parity/cases");
+    let Ok(cases) = std::fs::read_dir(root) else {
+        return;
+    };
+    let (mut hits, mut near) = (0, 0);
+    for case in cases.flatten() {
+        let values =
+            std::fs::read_to_string(case.path().join("chart/values.yaml")).unwrap_or_default();
+        let expected =
+            std::fs::read_to_string(case.path().join("expected/default.yaml")).unwrap_or_default();
+        let Ok(v) = from_yaml(&values) else { continue };
+        let mut stack = vec![v];
+        while let Some(v) = stack.pop() {
+            match &v {
+                Value::Map(m) => stack.extend(m.borrow().values().cloned()),
+                Value::List(l) => stack.extend(l.iter().cloned()),
+                _ => {}
+            }
+            let Ok(out) = to_yaml(&v) else { continue };
+            let out = out.trim_end_matches('\n');
+            let lines: Vec<&str> = out.lines().collect();
+            if lines.len() < 2 {
+                continue;
+            }
+            let mut found = false;
+            let mut first_found_at = None;
+            for indent in 0..16 {
+                let pad = " ".repeat(indent);
+                let block: String = lines
+                    .iter()
+                    .map(|l| {
+                        if l.is_empty() {
+                            "\n".to_string()
+                        } else {
+                            format!("{pad}{l}\n")
+                        }
+                    })
+                    .collect();
+                if expected.contains(&format!("\n{block}")) {
+                    found = true;
+                    break;
+                }
+                if first_found_at.is_none()
+                    && let Some(pos) = expected.find(&format!("\n{pad}{}\n", lines[0]))
+                {
+                    first_found_at = Some((pos, indent));
+                }
+            }
+            if found {
+                hits += 1;
+            } else if let Some((pos, indent)) = first_found_at {
+                let got: Vec<&str> = expected[pos + 1..].lines().take(lines.len()).collect();
+                let pad = " ".repeat(indent);
+                let mismatch = lines.iter().zip(got.iter()).position(|(a, b)| {
+                    format!("{pad}{a}") != *b && !(a.is_empty() && b.is_empty())
+                });
+                if let Some(i) = mismatch {
+                    // Only report when the block diverges on a line that differs slightly.
+                    let a = format!("{pad}{}", lines[i]);
+                    let b = got[i];
+                    if a.trim_start().split(':').next() == b.trim_start().split(':').next() && i > 0
+                    {
+                        near += 1;
+                        if near <= 40 {
+                            println!(
+                                "{}: line {i}\n  ours: {a:?}\n  helm: {b:?}",
+                                case.path().display()
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+    println!("hits {hits}, near misses {near}");
+}
+
+/// Exploratory (run with `--ignored --nocapture`): every rendered manifest of the corpus
+/// parses, and printing it with `to_yaml` then parsing again gives the same data.
+#[test]
+#[ignore]
+fn corpus_round_trip() {
+    let root = std::path::Path::new("/work/shared/helm-parity/cases");
+    let Ok(cases) = std::fs::read_dir(root) else {
+        return;
+    };
+    let (mut docs, mut bad) = (0, 0);
+    for case in cases.flatten() {
+        let Ok(dir) = std::fs::read_dir(case.path().join("expected")) else {
+            continue;
+        };
+        for f in dir.flatten() {
+            let text = std::fs::read_to_string(f.path()).unwrap_or_default();
+            if !f.path().to_string_lossy().ends_with(".yaml") {
+                continue;
+            }
+            match from_yaml_documents(&text) {
+                Err(e) => {
+                    bad += 1;
+                    println!("{}: parse: {e}", f.path().display());
+                }
+                Ok(vs) => {
+                    for v in vs {
+                        docs += 1;
+                        let out = to_yaml(&v).unwrap_or_default();
+                        let back = from_yaml(&out).unwrap_or_default();
+                        if !back.deep_equal(&v) {
+                            bad += 1;
+                            if bad < 10 {
+                                println!("{}: round trip differs:\n{out}", f.path().display());
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    println!("docs {docs}, bad {bad}");
+}
+
+#[test]
+fn hostile_inputs() {
+    let deep = format!("{}{}", "[".repeat(5000), "]".repeat(5000));
+    assert!(from_yaml(&deep).is_err());
+    let deep = "- ".repeat(3000) + "x";
+    assert!(from_yaml(&deep).is_err());
+    // A map holding itself (Sprig's `set` can build one): Go's cycle error.
+    let m = Value::new_map();
+    if let Value::Map(inner) = &m {
+        inner.borrow_mut().insert("self".into(), m.clone());
+    }
+    assert_eq!(
+        y(&m),
+        "ERR error marshaling into JSON: json: unsupported value: encountered a cycle via map[string]interface {}"
+    );
+    if let Value::Map(inner) = &m {
+        inner.borrow_mut().clear();
+    }
+    let mut v = Value::from("x");
+    for _ in 0..3000 {
+        v = Value::from(vec![v]);
+    }
+    assert!(to_yaml(&v).is_err());
+    // The deepest accepted document, printed back, and alias expansion up to the decoder's
+    // depth limit, fit the default stack.
+    let deep = format!("{}{}", "[".repeat(500), "]".repeat(500));
+    let v = from_yaml(&deep).unwrap_or_default();
+    assert!(to_yaml(&v).is_ok());
+    let chain = format!(
+        "a: &a {}x{}\nb: &b {}*a{}\nc: {}*b{}\n",
+        "[".repeat(500),
+        "]".repeat(500),
+        "[".repeat(500),
+        "]".repeat(500),
+        "[".repeat(500),
+        "]".repeat(500)
+    );
+    assert!(from_yaml(&chain).is_err());
+    let big = Value::from("word ".repeat(1000));
+    assert!(to_yaml_limited(&big, 100, 10).is_err());
+    assert!(to_yaml_limited(&big, 10_000, 10).is_ok());
 }
