@@ -36,8 +36,82 @@ pub fn to_json_raw(value: &Value) -> Result<String, JsonError> {
 
 /// `json.Unmarshal` into `interface{}`: objects become maps, every number `float64`.
 pub fn from_json(text: &str) -> Result<Value, JsonError> {
-    check_valid(text.as_bytes())?;
-    Decoder::new(text.as_bytes()).decode()
+    match unmarshal(text, JsonTarget::Interface) {
+        (v, None) => Ok(v),
+        (_, Some(e)) => Err(e),
+    }
+}
+
+/// The Go type `json.Unmarshal` decodes into.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JsonTarget {
+    /// `interface{}` (Sprig's `fromJson`).
+    Interface,
+    /// `map[string]interface{}` (Helm's `fromJson`).
+    Map,
+    /// `[]interface{}` (Helm's `fromJsonArray`).
+    List,
+}
+
+impl JsonTarget {
+    fn go_type(self) -> &'static str {
+        match self {
+            JsonTarget::Interface => "interface {}",
+            JsonTarget::Map => "map[string]interface {}",
+            JsonTarget::List => "[]interface {}",
+        }
+    }
+
+    /// What the variable holds when `Unmarshal` leaves it alone: nil for `interface{}`,
+    /// the empty map or list Helm starts from otherwise.
+    fn untouched(self) -> Value {
+        match self {
+            JsonTarget::Interface => Value::Nil,
+            JsonTarget::Map => Value::new_map(),
+            JsonTarget::List => Value::from(Vec::new()),
+        }
+    }
+}
+
+/// `json.Unmarshal(text, &target)` as Go does it, returning what the target holds
+/// afterwards together with the error, since Go reports some errors after decoding the
+/// rest (a number too large for float64 becomes nil and decoding goes on). A syntax error
+/// leaves the target untouched; JSON `null` sets a map or list target to nil
+/// ([`Value::Nil`]); a top-level value of the wrong kind leaves it untouched with Go's
+/// `json: cannot unmarshal array into Go value of type map[string]interface {}`.
+pub fn unmarshal(text: &str, target: JsonTarget) -> (Value, Option<JsonError>) {
+    let data = text.as_bytes();
+    if let Err(e) = check_valid(data) {
+        return (target.untouched(), Some(e));
+    }
+    let first = data.iter().copied().find(|&c| !is_space(c)).unwrap_or(b'n');
+    let kind = match first {
+        b'{' => "object",
+        b'[' => "array",
+        b'"' => "string",
+        b't' | b'f' => "bool",
+        b'n' => "null",
+        _ => "number",
+    };
+    let fits = match target {
+        JsonTarget::Interface => true,
+        JsonTarget::Map => kind == "object",
+        JsonTarget::List => kind == "array",
+    };
+    if !fits {
+        if kind == "null" {
+            return (Value::Nil, None);
+        }
+        let msg = format!(
+            "json: cannot unmarshal {kind} into Go value of type {}",
+            target.go_type()
+        );
+        return (target.untouched(), Some(JsonError(msg)));
+    }
+    match Decoder::new(data).decode() {
+        Ok((v, saved)) => (v, saved),
+        Err(e) => (target.untouched(), Some(e)),
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -679,7 +753,9 @@ impl<'a> Decoder<'a> {
         JsonError(format!("json: invalid input at offset {}", self.pos))
     }
 
-    fn decode(mut self) -> Result<Value, JsonError> {
+    /// The decoded value and the first saved (non-syntax) error; `Err` only if the input
+    /// was not valid JSON after all.
+    fn decode(mut self) -> Result<(Value, Option<JsonError>), JsonError> {
         let mut stack: Vec<Building> = Vec::new();
         loop {
             self.skip_space();
@@ -691,7 +767,7 @@ impl<'a> Decoder<'a> {
                     b'}' => {
                         self.pos += 1;
                         if let Some(done) = self.close(&mut stack)? {
-                            return self.finish(done);
+                            return Ok((done, self.saved_error));
                         }
                         continue;
                     }
@@ -716,7 +792,7 @@ impl<'a> Decoder<'a> {
                     b']' => {
                         self.pos += 1;
                         if let Some(done) = self.close(&mut stack)? {
-                            return self.finish(done);
+                            return Ok((done, self.saved_error));
                         }
                         continue;
                     }
@@ -745,15 +821,8 @@ impl<'a> Decoder<'a> {
                 _ => self.number(),
             };
             if let Some(done) = Self::store(&mut stack, value) {
-                return self.finish(done);
+                return Ok((done, self.saved_error));
             }
-        }
-    }
-
-    fn finish(self, v: Value) -> Result<Value, JsonError> {
-        match self.saved_error {
-            Some(e) => Err(e),
-            None => Ok(v),
         }
     }
 
@@ -1418,6 +1487,47 @@ mod tests {
             })
             .unwrap();
         assert_eq!(handle.join().unwrap(), Ok((true, true)));
+    }
+
+    #[test]
+    fn unmarshal_into_go_types() {
+        // Go: var m map[string]any; json.Unmarshal(text, &m) (and likewise []any, any).
+        let (v, e) = unmarshal("[1]", JsonTarget::Map);
+        assert_eq!(to_json(&v).unwrap(), "{}");
+        assert_eq!(
+            e.unwrap().0,
+            "json: cannot unmarshal array into Go value of type map[string]interface {}"
+        );
+        let (_, e) = unmarshal("1", JsonTarget::Map);
+        assert_eq!(
+            e.unwrap().0,
+            "json: cannot unmarshal number into Go value of type map[string]interface {}"
+        );
+        let (_, e) = unmarshal(r#"{"a":1}"#, JsonTarget::List);
+        assert_eq!(
+            e.unwrap().0,
+            "json: cannot unmarshal object into Go value of type []interface {}"
+        );
+        let (_, e) = unmarshal(r#""x""#, JsonTarget::List);
+        assert_eq!(
+            e.unwrap().0,
+            "json: cannot unmarshal string into Go value of type []interface {}"
+        );
+        let (v, e) = unmarshal("null", JsonTarget::Map);
+        assert!(v.is_nil() && e.is_none());
+        // The rest is decoded around a number that does not fit.
+        let (v, e) = unmarshal(r#"{"a":1e400,"b":2}"#, JsonTarget::Map);
+        assert_eq!(to_json(&v).unwrap(), r#"{"a":null,"b":2}"#);
+        assert_eq!(
+            e.unwrap().0,
+            "json: cannot unmarshal number 1e400 into Go value of type float64"
+        );
+        let (v, e) = unmarshal("{", JsonTarget::Map);
+        assert_eq!(to_json(&v).unwrap(), "{}");
+        assert_eq!(e.unwrap().0, "unexpected end of JSON input");
+        let (v, e) = unmarshal(r#"[1,"a"]"#, JsonTarget::List);
+        assert_eq!(to_json(&v).unwrap(), r#"[1,"a"]"#);
+        assert!(e.is_none());
     }
 
     #[test]
