@@ -381,11 +381,26 @@ pub(crate) fn plain_decimal(digits: &str, exp: i32) -> String {
 /// the decimal exponent of the first digit.
 pub(crate) fn shortest_digits(x: f64) -> (bool, String, i32) {
     // Rust's `{:e}` prints the shortest round-trip digits, like Go's shortest formatting.
-    let formatted = format!("{:e}", x.abs());
-    let (mantissa, exp) = formatted.split_once('e').unwrap_or((&formatted, "0"));
-    let digits: String = mantissa.chars().filter(|c| c.is_ascii_digit()).collect();
-    let exp: i32 = exp.parse().unwrap_or(0);
+    let (digits, exp) = split_exp(&format!("{:e}", x.abs()));
+    // When two candidates of that length round-trip, Go takes the one closest to the exact
+    // value (ties to even); Rust may take the other (1094206311311328.25: Rust `…28.3`, Go
+    // `…28.2`). The correctly rounded candidate of the same length is the closest one, so
+    // it wins whenever it round-trips.
+    if digits.len() > 1 {
+        let closest = format!("{:.*e}", digits.len() - 1, x.abs());
+        if closest.parse::<f64>() == Ok(x.abs()) {
+            let (closest_digits, closest_exp) = split_exp(&closest);
+            return (x.is_sign_negative(), closest_digits, closest_exp);
+        }
+    }
     (x.is_sign_negative(), digits, exp)
+}
+
+/// Digits and decimal exponent of Rust's `{:e}` output (`1.25e3` gives `125`, 3).
+fn split_exp(formatted: &str) -> (String, i32) {
+    let (mantissa, exp) = formatted.split_once('e').unwrap_or((formatted, "0"));
+    let digits: String = mantissa.chars().filter(|c| c.is_ascii_digit()).collect();
+    (digits, exp.parse().unwrap_or(0))
 }
 
 #[cfg(test)]
