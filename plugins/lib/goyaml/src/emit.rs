@@ -4,6 +4,10 @@
 //! or double-quoted, literal blocks) from the emitter's scalar analysis, double-quoted
 //! escapes, and line folding at 80 columns. Written as a recursive walk that keeps the
 //! emitter's column/indent/whitespace state exactly as the event state machine does.
+//!
+//! A go-yaml v3 mode (what Helm's `toYamlPretty` uses: `yaml.v3` encoder, indent 2) changes
+//! what v3 changed: regular indentation (sequences indented under their key, two columns
+//! inside a `- ` item), no line folding, tabs allowed in literal blocks, and the v3 key order.
 
 use capstan_gotmpl::value::format_float_g;
 
@@ -11,8 +15,14 @@ use crate::decode::GoVal;
 use crate::resolve::{self, STR_TAG};
 use crate::sort::key_cmp;
 
-const BEST_INDENT: i64 = 2;
-const BEST_WIDTH: usize = 80;
+/// Which go-yaml encoder to imitate.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Flavor {
+    /// go-yaml v2 (`toYaml`, through sigs.k8s.io/yaml): indent 2.
+    V2,
+    /// go-yaml v3 with `SetIndent(n)` (`toYamlPretty` uses 2; v3's default is 4).
+    V3(i64),
+}
 
 /// Emitter failures (the output limit).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -59,7 +69,7 @@ fn is_printable(c: char) -> bool {
         || ((0xE000..=0xFFFD).contains(&v) && v != 0xFEFF)
 }
 
-fn analyze_scalar(value: &str) -> Analysis {
+fn analyze_scalar(value: &str, flavor: Flavor) -> Analysis {
     if value.is_empty() {
         return Analysis {
             multiline: false,
@@ -73,6 +83,7 @@ fn analyze_scalar(value: &str) -> Analysis {
     let mut flow_indicators = false;
     let mut line_breaks = false;
     let mut special_characters = false;
+    let mut tab_characters = false;
     let mut leading_space = false;
     let mut leading_break = false;
     let mut trailing_space = false;
@@ -129,7 +140,9 @@ fn analyze_scalar(value: &str) -> Analysis {
                 _ => {}
             }
         }
-        if !is_printable(c) {
+        if matches!(flavor, Flavor::V3(_)) && c == '\t' {
+            tab_characters = true;
+        } else if !is_printable(c) {
             special_characters = true;
         }
         let last = i + 1 == chars.len();
@@ -183,10 +196,12 @@ fn analyze_scalar(value: &str) -> Analysis {
         a.block_plain_allowed = false;
         a.single_quoted_allowed = false;
     }
-    if space_break || special_characters {
+    if space_break || tab_characters || special_characters {
         a.flow_plain_allowed = false;
         a.block_plain_allowed = false;
         a.single_quoted_allowed = false;
+    }
+    if space_break || special_characters {
         a.block_allowed = false;
     }
     if line_breaks {
@@ -204,6 +219,12 @@ fn analyze_scalar(value: &str) -> Analysis {
 
 /// The emitter state.
 pub struct Emitter {
+    flavor: Flavor,
+    best_indent: i64,
+    best_width: usize,
+    /// v3: whether the node being started is an item of a block sequence (the state on top
+    /// of libyaml's stack is then BLOCK-SEQUENCE-ITEM).
+    in_seq_item: bool,
     out: String,
     limit: usize,
     max_depth: usize,
@@ -218,8 +239,16 @@ pub struct Emitter {
 }
 
 impl Emitter {
-    fn new(limit: usize, max_depth: usize) -> Emitter {
+    fn new(flavor: Flavor, limit: usize, max_depth: usize) -> Emitter {
+        let (best_indent, best_width) = match flavor {
+            Flavor::V2 => (2, 80),
+            Flavor::V3(n) => (if (2..=9).contains(&n) { n } else { 2 }, usize::MAX),
+        };
         Emitter {
+            flavor,
+            best_indent,
+            best_width,
+            in_seq_item: false,
             out: String::new(),
             limit,
             max_depth,
@@ -267,9 +296,16 @@ impl Emitter {
     fn increase_indent(&mut self, flow: bool, indentless: bool) {
         self.indents.push(self.indent);
         if self.indent < 0 {
-            self.indent = if flow { BEST_INDENT } else { 0 };
+            self.indent = if flow { self.best_indent } else { 0 };
         } else if !indentless {
-            self.indent += BEST_INDENT;
+            if self.flavor == Flavor::V2 {
+                self.indent += self.best_indent;
+            } else if self.in_seq_item {
+                self.indent += 2;
+            } else {
+                self.indent =
+                    self.best_indent * ((self.indent + self.best_indent) / self.best_indent);
+            }
         }
     }
 
@@ -307,7 +343,7 @@ impl Emitter {
     }
 
     fn emit_document(&mut self, root: &GoVal) -> Result<(), EmitError> {
-        self.emit_node(root, true, false, 0)?;
+        self.emit_node(root, false, false, false, 0)?;
         // Implicit document end.
         self.write_indent();
         self.check_limit()
@@ -318,11 +354,13 @@ impl Emitter {
         node: &GoVal,
         mapping: bool,
         simple_key: bool,
+        seq_item: bool,
         depth: usize,
     ) -> Result<(), EmitError> {
         if depth > self.max_depth {
             return Err(EmitError::TooDeep(self.max_depth));
         }
+        self.in_seq_item = seq_item;
         self.mapping_context = mapping;
         self.simple_key_context = simple_key;
         match node {
@@ -356,10 +394,10 @@ impl Emitter {
             if i > 0 {
                 self.write_indicator(",", false, false, false);
             }
-            if self.column > BEST_WIDTH {
+            if self.column > self.best_width {
                 self.write_indent();
             }
-            self.emit_node(item, false, false, depth + 1)?;
+            self.emit_node(item, false, false, false, depth + 1)?;
         }
         self.flow_level -= 1;
         self.pop_indent();
@@ -379,21 +417,21 @@ impl Emitter {
             if i > 0 {
                 self.write_indicator(",", false, false, false);
             }
-            if self.column > BEST_WIDTH {
+            if self.column > self.best_width {
                 self.write_indent();
             }
             if check_simple_key(k) {
-                self.emit_node(k, true, true, depth + 1)?;
+                self.emit_node(k, true, true, false, depth + 1)?;
                 self.write_indicator(":", false, false, false);
             } else {
                 self.write_indicator("?", true, false, false);
-                self.emit_node(k, true, false, depth + 1)?;
-                if self.column > BEST_WIDTH {
+                self.emit_node(k, true, false, false, depth + 1)?;
+                if self.column > self.best_width {
                     self.write_indent();
                 }
                 self.write_indicator(":", true, false, false);
             }
-            self.emit_node(v, true, false, depth + 1)?;
+            self.emit_node(v, true, false, false, depth + 1)?;
         }
         self.flow_level -= 1;
         self.pop_indent();
@@ -402,12 +440,12 @@ impl Emitter {
     }
 
     fn emit_block_sequence(&mut self, items: &[GoVal], depth: usize) -> Result<(), EmitError> {
-        let indentless = self.mapping_context && !self.indention;
+        let indentless = self.flavor == Flavor::V2 && self.mapping_context && !self.indention;
         self.increase_indent(false, indentless);
         for item in items {
             self.write_indent();
             self.write_indicator("-", true, false, true);
-            self.emit_node(item, false, false, depth + 1)?;
+            self.emit_node(item, false, false, true, depth + 1)?;
         }
         self.pop_indent();
         Ok(())
@@ -422,15 +460,15 @@ impl Emitter {
         for (k, v) in entries {
             self.write_indent();
             if check_simple_key(k) {
-                self.emit_node(k, true, true, depth + 1)?;
+                self.emit_node(k, true, true, false, depth + 1)?;
                 self.write_indicator(":", false, false, false);
             } else {
                 self.write_indicator("?", true, false, true);
-                self.emit_node(k, true, false, depth + 1)?;
+                self.emit_node(k, true, false, false, depth + 1)?;
                 self.write_indent();
                 self.write_indicator(":", true, false, true);
             }
-            self.emit_node(v, true, false, depth + 1)?;
+            self.emit_node(v, true, false, false, depth + 1)?;
         }
         self.pop_indent();
         Ok(())
@@ -463,7 +501,7 @@ impl Emitter {
     }
 
     fn emit_scalar(&mut self, value: &str, requested: Style) {
-        let a = analyze_scalar(value);
+        let a = analyze_scalar(value, self.flavor);
         let style = self.select_style(value, requested, &a);
         self.increase_indent(true, false);
         let allow_breaks = !self.simple_key_context;
@@ -477,7 +515,7 @@ impl Emitter {
     }
 
     fn write_plain(&mut self, value: &str, allow_breaks: bool) {
-        if !self.whitespace {
+        if !self.whitespace && !(matches!(self.flavor, Flavor::V3(_)) && value.is_empty()) {
             self.put(' ');
         }
         let chars: Vec<char> = value.chars().collect();
@@ -486,7 +524,7 @@ impl Emitter {
         for (i, &c) in chars.iter().enumerate() {
             if c == ' ' {
                 let next_space = chars.get(i + 1) == Some(&' ');
-                if allow_breaks && !spaces && self.column > BEST_WIDTH && !next_space {
+                if allow_breaks && !spaces && self.column > self.best_width && !next_space {
                     self.write_indent();
                 } else {
                     self.write(c);
@@ -509,7 +547,9 @@ impl Emitter {
                 breaks = false;
             }
         }
-        self.whitespace = false;
+        if !(matches!(self.flavor, Flavor::V3(_)) && value.is_empty()) {
+            self.whitespace = false;
+        }
         self.indention = false;
     }
 
@@ -524,7 +564,7 @@ impl Emitter {
                 let next_space = chars.get(i + 1) == Some(&' ');
                 if allow_breaks
                     && !spaces
-                    && self.column > BEST_WIDTH
+                    && self.column > self.best_width
                     && i > 0
                     && i + 1 < n
                     && !next_space
@@ -606,7 +646,7 @@ impl Emitter {
                 }
                 spaces = false;
             } else if c == ' ' {
-                if allow_breaks && !spaces && self.column > BEST_WIDTH && i > 0 && i + 1 < n {
+                if allow_breaks && !spaces && self.column > self.best_width && i > 0 && i + 1 < n {
                     self.write_indent();
                     if chars.get(i + 1) == Some(&' ') {
                         self.put('\\');
@@ -628,7 +668,7 @@ impl Emitter {
     fn write_block_scalar_hints(&mut self, value: &str) {
         let first = value.chars().next();
         if first == Some(' ') || first.is_some_and(is_break) {
-            let hint = char::from_digit(BEST_INDENT as u32, 10).unwrap_or('2');
+            let hint = char::from_digit(self.best_indent as u32, 10).unwrap_or('2');
             self.write_indicator(&hint.to_string(), false, false, false);
         }
         let chars: Vec<char> = value.chars().collect();
@@ -728,22 +768,27 @@ fn scalar_text(v: &GoVal) -> (String, Style) {
 
 /// go-yaml v2's `Marshal` of one value (maps' keys sorted as `sorter.go` does; the caller
 /// supplies string keys).
-pub fn marshal(root: &GoVal, limit: usize, max_depth: usize) -> Result<String, EmitError> {
-    let mut e = Emitter::new(limit, max_depth);
+pub fn marshal(
+    root: &GoVal,
+    flavor: Flavor,
+    limit: usize,
+    max_depth: usize,
+) -> Result<String, EmitError> {
+    let mut e = Emitter::new(flavor, limit, max_depth);
     e.emit_document(root)?;
     Ok(e.out)
 }
 
-/// Sorts map keys (strings) the way go-yaml v2 orders them, recursively.
-pub fn sort_keys(v: &mut GoVal) {
+/// Sorts map keys (strings) the way go-yaml orders them, recursively.
+pub fn sort_keys(v: &mut GoVal, flavor: Flavor) {
     match v {
-        GoVal::Seq(items) => items.iter_mut().for_each(sort_keys),
+        GoVal::Seq(items) => items.iter_mut().for_each(|x| sort_keys(x, flavor)),
         GoVal::Map(entries) => {
             entries.sort_by(|(a, _), (b, _)| match (a, b) {
-                (GoVal::Str(a), GoVal::Str(b)) => key_cmp(a, b),
+                (GoVal::Str(a), GoVal::Str(b)) => key_cmp(a, b, matches!(flavor, Flavor::V3(_))),
                 _ => std::cmp::Ordering::Equal,
             });
-            entries.iter_mut().for_each(|(_, v)| sort_keys(v));
+            entries.iter_mut().for_each(|(_, v)| sort_keys(v, flavor));
         }
         _ => {}
     }

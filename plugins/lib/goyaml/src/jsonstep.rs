@@ -102,6 +102,67 @@ fn convert(
     })
 }
 
+/// Converts a template value to the tree go-yaml v3's encoder sees when handed the value
+/// itself (no JSON step): float64 stays float64 (`1e+06`), `[]byte` is a list of numbers,
+/// NaN and infinities are allowed (`.nan`, `.inf`).
+pub fn to_native_tree(v: &Value, max_depth: usize) -> Result<GoVal, JsonStepError> {
+    let mut path: Vec<*const ()> = Vec::new();
+    native(v, 0, max_depth, &mut path)
+}
+
+fn native(
+    v: &Value,
+    depth: usize,
+    max_depth: usize,
+    path: &mut Vec<*const ()>,
+) -> Result<GoVal, JsonStepError> {
+    if depth > max_depth {
+        return Err(JsonStepError::TooDeep(max_depth));
+    }
+    Ok(match v {
+        Value::Nil => GoVal::Nil,
+        Value::Bool(b) => GoVal::Bool(*b),
+        Value::Int(i) | Value::Int64(i) => GoVal::Int(*i),
+        Value::Float(f) => GoVal::Float(*f),
+        Value::String(s) => GoVal::Str(s.to_string()),
+        Value::Bytes(b) => GoVal::Seq(b.iter().map(|&x| GoVal::Int(x as i64)).collect()),
+        Value::List(items) => {
+            let mut out = Vec::with_capacity(items.len());
+            for item in items.iter() {
+                out.push(native(item, depth + 1, max_depth, path)?);
+            }
+            GoVal::Seq(out)
+        }
+        Value::Map(m) => {
+            let ptr = Rc::as_ptr(m) as *const ();
+            if path.contains(&ptr) {
+                return Err(JsonStepError::TooDeep(max_depth));
+            }
+            path.push(ptr);
+            let mut out = Vec::new();
+            let result = (|| {
+                for (k, val) in m.borrow().iter() {
+                    out.push((
+                        GoVal::Str(k.clone()),
+                        native(val, depth + 1, max_depth, path)?,
+                    ));
+                }
+                Ok(())
+            })();
+            path.pop();
+            result?;
+            GoVal::Map(out)
+        }
+        Value::Object(o) => {
+            let data = o.to_data();
+            if matches!(data, Value::Object(_)) {
+                return Err(JsonStepError::TooDeep(max_depth));
+            }
+            native(&data, depth + 1, max_depth, path)?
+        }
+    })
+}
+
 /// Standard padded base64 (what `encoding/json` does with `[]byte`).
 pub fn encode_base64(b: &[u8]) -> String {
     const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";

@@ -102,13 +102,38 @@ pub fn to_yaml_limited(
             "error marshaling into JSON: value nested deeper than {n} levels"
         )),
     })?;
-    emit::sort_keys(&mut tree);
-    emit::marshal(&tree, max_bytes, max_depth + 1).map_err(|e| match e {
+    emit::sort_keys(&mut tree, emit::Flavor::V2);
+    emit::marshal(&tree, emit::Flavor::V2, max_bytes, max_depth + 1).map_err(emit_error)
+}
+
+fn emit_error(e: emit::EmitError) -> YamlError {
+    match e {
         emit::EmitError::TooLarge(n) => YamlError(format!("yaml: output larger than {n} bytes")),
         emit::EmitError::TooDeep(n) => {
             YamlError(format!("yaml: value nested deeper than {n} levels"))
         }
-    })
+    }
+}
+
+/// What Helm's `toYamlPretty` encodes with: go-yaml v3's `Encoder` with `SetIndent(2)` on
+/// the value itself (no JSON step, so a float64 prints as `1e+06`), with the trailing
+/// newline (Helm trims it). Sequences are indented under their key; no line folding.
+/// Host objects are printed as their JSON data (go-yaml v3 would use Go field names).
+pub fn to_yaml_pretty(value: &Value) -> Result<String, YamlError> {
+    to_yaml_v3(value, 2)
+}
+
+/// go-yaml v3's `Encoder` with `SetIndent(indent)` on the value itself (see
+/// [`to_yaml_pretty`]).
+pub fn to_yaml_v3(value: &Value, indent: i64) -> Result<String, YamlError> {
+    let mut tree = jsonstep::to_native_tree(value, DEFAULT_MAX_DEPTH).map_err(|_| {
+        YamlError(format!(
+            "yaml: value nested deeper than {DEFAULT_MAX_DEPTH} levels (or cyclic)"
+        ))
+    })?;
+    let flavor = emit::Flavor::V3(indent);
+    emit::sort_keys(&mut tree, flavor);
+    emit::marshal(&tree, flavor, DEFAULT_OUTPUT_LIMIT, DEFAULT_MAX_DEPTH + 1).map_err(emit_error)
 }
 
 #[cfg(test)]

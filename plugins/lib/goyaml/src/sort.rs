@@ -1,6 +1,7 @@
-//! go-yaml v2's map key order (`sorter.go`'s `keyList.Less`) for string keys: rune by rune,
+//! go-yaml's map key order (`sorter.go`'s `keyList.Less`) for string keys: rune by rune,
 //! non-letters before letters, letters by code point, and runs of digits compared by their
-//! numeric value (`a2` < `a10`), shorter prefix first.
+//! numeric value (`a2` < `a10`), shorter prefix first. go-yaml v3 differs in one case: right
+//! after equal digits, a letter sorts before a non-letter (`a1b` < `a1.`).
 
 use std::cmp::Ordering;
 
@@ -13,13 +14,15 @@ fn is_digit(c: char) -> bool {
     c.is_ascii_digit()
 }
 
-/// `keyList.Less` for two string keys.
-pub fn key_less(a: &str, b: &str) -> bool {
+/// `keyList.Less` for two string keys (`v3`: go-yaml v3's variant).
+pub fn key_less(a: &str, b: &str, v3: bool) -> bool {
     let ar: Vec<char> = a.chars().collect();
     let br: Vec<char> = b.chars().collect();
     let n = ar.len().min(br.len());
+    let mut digits = false;
     for i in 0..n {
         if ar[i] == br[i] {
+            digits = is_digit(ar[i]);
             continue;
         }
         let al = is_letter(ar[i]);
@@ -28,7 +31,7 @@ pub fn key_less(a: &str, b: &str) -> bool {
             return ar[i] < br[i];
         }
         if al || bl {
-            return bl;
+            return if v3 && digits { al } else { bl };
         }
         let (mut an, mut bn): (i64, i64) = (0, 0);
         if ar[i] == '0' || br[i] == '0' {
@@ -64,10 +67,10 @@ pub fn key_less(a: &str, b: &str) -> bool {
 }
 
 /// An `Ordering` from [`key_less`], for `sort_by`.
-pub fn key_cmp(a: &str, b: &str) -> Ordering {
-    if key_less(a, b) {
+pub fn key_cmp(a: &str, b: &str, v3: bool) -> Ordering {
+    if key_less(a, b, v3) {
         Ordering::Less
-    } else if key_less(b, a) {
+    } else if key_less(b, a, v3) {
         Ordering::Greater
     } else {
         Ordering::Equal
@@ -82,7 +85,7 @@ mod tests {
     fn natural_order() {
         // Helm: toYaml (dict "a10" 1 "a2" 2 "B" 3 "a" 4 "10" 5 "9" 6) lists 9, 10, B, a, a2, a10.
         let mut keys = vec!["a10", "a2", "B", "a", "10", "9"];
-        keys.sort_by(|a, b| key_cmp(a, b));
+        keys.sort_by(|a, b| key_cmp(a, b, false));
         assert_eq!(keys, vec!["9", "10", "B", "a", "a2", "a10"]);
         // encode_test.go TestSortedOutput order (the string keys).
         let want = [
@@ -92,7 +95,7 @@ mod tests {
         ];
         let mut got: Vec<&str> = want.to_vec();
         got.reverse();
-        got.sort_by(|a, b| key_cmp(a, b));
+        got.sort_by(|a, b| key_cmp(a, b, false));
         assert_eq!(got, want.to_vec());
     }
 }

@@ -706,3 +706,68 @@ fn hostile_inputs() {
     assert!(to_yaml_limited(&big, 100, 10).is_err());
     assert!(to_yaml_limited(&big, 10_000, 10).is_ok());
 }
+
+#[test]
+fn go_yaml_v3_encode_tests() {
+    // go-yaml v3 encode_test.go (default indent 4, and TestSetIndent with 8).
+    let v3 = |v: &Value, indent: i64| to_yaml_v3(v, indent).unwrap_or_else(|e| e.0);
+    let cases: Vec<(Value, &str)> = vec![
+        (
+            dict(&[("v", Value::from(vec![s("A"), s("B")]))]),
+            "v:\n    - A\n    - B\n",
+        ),
+        (
+            dict(&[("v", Value::from(vec![s("A"), s("B\nC")]))]),
+            "v:\n    - A\n    - |-\n      B\n      C\n",
+        ),
+        (
+            dict(&[(
+                "v",
+                Value::from(vec![
+                    s("A"),
+                    Value::Int(1),
+                    dict(&[("B", Value::from(vec![Value::Int(2), Value::Int(3)]))]),
+                ]),
+            )]),
+            "v:\n    - A\n    - 1\n    - B:\n        - 2\n        - 3\n",
+        ),
+        (dict(&[("a", dict(&[("b", s("c"))]))]), "a:\n    b: c\n"),
+        (
+            dict(&[(
+                "a",
+                dict(&[(
+                    "b",
+                    Value::from(vec![dict(&[("c", Value::Int(1)), ("d", Value::Int(2))])]),
+                )]),
+            )]),
+            "a:\n    b:\n        - c: 1\n          d: 2\n",
+        ),
+        (dict(&[("a", s("\tB\n\tC\n"))]), "a: |\n    \tB\n    \tC\n"),
+        (
+            dict(&[(
+                "a",
+                s(
+                    "abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUVWXYZ 1234567890 abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUVWXYZ 1234567890 ",
+                ),
+            )]),
+            "a: 'abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUVWXYZ 1234567890 abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUVWXYZ 1234567890 '\n",
+        ),
+        (dict(&[("v", s("yes"))]), "v: \"yes\"\n"),
+        (dict(&[("v", Value::Float(1e6))]), "v: 1e+06\n"),
+        (dict(&[("v", Value::Float(f64::INFINITY))]), "v: .inf\n"),
+    ];
+    for (v, want) in cases {
+        assert_eq!(v3(&v, 4), want, "value {v:?}");
+    }
+    let nested = dict(&[("a", dict(&[("b", dict(&[("c", s("d"))]))]))]);
+    assert_eq!(v3(&nested, 8), "a:\n        b:\n                c: d\n");
+    // toYamlPretty (indent 2): lists indented under their key.
+    let v = dict(&[(
+        "baz",
+        Value::from(vec![Value::Int(1), Value::Int(2), Value::Int(3)]),
+    )]);
+    assert_eq!(
+        to_yaml_pretty(&v).unwrap_or_default(),
+        "baz:\n  - 1\n  - 2\n  - 3\n"
+    );
+}
