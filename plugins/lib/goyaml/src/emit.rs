@@ -515,7 +515,8 @@ impl Emitter {
     }
 
     fn write_plain(&mut self, value: &str, allow_breaks: bool) {
-        if !self.whitespace && !(matches!(self.flavor, Flavor::V3(_)) && value.is_empty()) {
+        let v3_empty = matches!(self.flavor, Flavor::V3(_)) && value.is_empty();
+        if !self.whitespace && !v3_empty {
             self.put(' ');
         }
         let chars: Vec<char> = value.chars().collect();
@@ -547,7 +548,7 @@ impl Emitter {
                 breaks = false;
             }
         }
-        if !(matches!(self.flavor, Flavor::V3(_)) && value.is_empty()) {
+        if !v3_empty {
             self.whitespace = false;
         }
         self.indention = false;
