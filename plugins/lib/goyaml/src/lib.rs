@@ -6,7 +6,8 @@
 //! Modules: [`scanner`] and [`parser`] (libyaml ports), [`compose`] (node trees),
 //! [`decode`] (go-yaml's decoder and the JSON conversion), [`resolve`] (YAML 1.1 implicit
 //! types), [`jsonstep`] (the `json.Marshal` half of `toYaml`), [`emit`] and [`sort`] (the
-//! go-yaml v2 encoder/emitter and its key order), [`format`] (Go formatting helpers).
+//! go-yaml v2 encoder/emitter and its key order), [`toml`] (BurntSushi/toml's encoder, for
+//! `toToml`), [`format`] (Go formatting helpers).
 
 pub mod compose;
 pub mod decode;
@@ -17,6 +18,7 @@ pub mod parser;
 pub mod resolve;
 pub mod scanner;
 pub mod sort;
+pub mod toml;
 
 use capstan_gotmpl::value::Value;
 
@@ -134,6 +136,13 @@ pub fn to_yaml_v3(value: &Value, indent: i64) -> Result<String, YamlError> {
     let flavor = emit::Flavor::V3(indent);
     emit::sort_keys(&mut tree, flavor);
     emit::marshal(&tree, flavor, DEFAULT_OUTPUT_LIMIT, DEFAULT_MAX_DEPTH + 1).map_err(emit_error)
+}
+
+/// What Helm's `toToml` prints: BurntSushi/toml's encoder on the value. Helm puts the
+/// error text itself in the output when encoding fails (`toml: cannot encode array with nil
+/// element`).
+pub fn to_toml(value: &Value) -> Result<String, YamlError> {
+    toml::to_toml(value).map_err(YamlError)
 }
 
 #[cfg(test)]
