@@ -50,6 +50,46 @@ pub fn from_yaml(text: &str) -> Result<Value, YamlError> {
     decode::to_json_value(&go).map_err(|e| YamlError(format!("{JSON_CONVERSION_PREFIX}{e}")))
 }
 
+fn json_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Map(_) => "object",
+        Value::List(_) => "array",
+        Value::String(_) | Value::Bytes(_) => "string",
+        Value::Bool(_) => "bool",
+        _ => "number",
+    }
+}
+
+/// `sigs.k8s.io/yaml.Unmarshal(text, &m)` with `m map[string]interface{}` (Helm's
+/// `fromYaml`): a `Value::Map`, or `Value::Nil` when the document is empty or `null` (JSON
+/// null sets the map to nil). Another kind of document fails with Go's text:
+/// `error unmarshaling JSON: while decoding JSON: json: cannot unmarshal array into Go value
+/// of type map[string]interface {}`.
+pub fn from_yaml_map(text: &str) -> Result<Value, YamlError> {
+    let v = from_yaml(text)?;
+    match v {
+        Value::Map(_) | Value::Nil => Ok(v),
+        other => Err(YamlError(format!(
+            "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
+            json_kind(&other)
+        ))),
+    }
+}
+
+/// `sigs.k8s.io/yaml.Unmarshal(text, &a)` with `a []interface{}` (Helm's `fromYamlArray`):
+/// a `Value::List`, or `Value::Nil` for an empty or `null` document; other kinds fail with
+/// Go's `json: cannot unmarshal object into Go value of type []interface {}` text.
+pub fn from_yaml_array(text: &str) -> Result<Value, YamlError> {
+    let v = from_yaml(text)?;
+    match v {
+        Value::List(_) | Value::Nil => Ok(v),
+        other => Err(YamlError(format!(
+            "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {} into Go value of type []interface {{}}",
+            json_kind(&other)
+        ))),
+    }
+}
+
 /// Every document of a multi-document stream, each as [`from_yaml`] would give it (an
 /// empty stream has no documents; `---` alone is one `nil` document).
 pub fn from_yaml_documents(text: &str) -> Result<Vec<Value>, YamlError> {

@@ -68,6 +68,31 @@ fn snippet_from_yaml() {
 }
 
 #[test]
+fn typed_targets() {
+    assert_eq!(
+        from_yaml_map("a: 1").map(|v| j(&v)),
+        Ok(r#"{"a":1}"#.to_string())
+    );
+    assert_eq!(from_yaml_map("").map(|v| j(&v)), Ok("null".to_string()));
+    assert_eq!(
+        from_yaml_map("- a").map(|v| j(&v)).map_err(|e| e.0),
+        Err("error unmarshaling JSON: while decoding JSON: json: cannot unmarshal array into Go value of type map[string]interface {}".to_string())
+    );
+    assert_eq!(
+        from_yaml_array("a: 1").map(|v| j(&v)).map_err(|e| e.0),
+        Err("error unmarshaling JSON: while decoding JSON: json: cannot unmarshal object into Go value of type []interface {}".to_string())
+    );
+    assert_eq!(
+        from_yaml_map("hello").map(|v| j(&v)).map_err(|e| e.0),
+        Err("error unmarshaling JSON: while decoding JSON: json: cannot unmarshal string into Go value of type map[string]interface {}".to_string())
+    );
+    assert_eq!(
+        from_yaml_array("- a\n- 1").map(|v| j(&v)),
+        Ok(r#"["a",1]"#.to_string())
+    );
+}
+
+#[test]
 fn go_yaml_decode_tests() {
     // decode_test.go unmarshalTests (interface{} targets).
     let cases: &[(&str, &str)] = &[
