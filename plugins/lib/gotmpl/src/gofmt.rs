@@ -15,7 +15,7 @@ use crate::value::{Value, shortest_digits};
 /// Go's `fmt.Sprint`: operands formatted with `%v`, a space between two operands when
 /// neither is a string.
 pub fn sprint(args: &[Value]) -> String {
-    let mut p = Printer::default();
+    let mut p = Printer::new(MAX_PRINT_OUTPUT);
     let mut prev_string = false;
     for (i, arg) in args.iter().enumerate() {
         let is_string = matches!(arg, Value::String(_));
@@ -30,7 +30,7 @@ pub fn sprint(args: &[Value]) -> String {
 
 /// Go's `fmt.Sprintln`: operands with `%v`, always space-separated, then a newline.
 pub fn sprintln(args: &[Value]) -> String {
-    let mut p = Printer::default();
+    let mut p = Printer::new(MAX_PRINT_OUTPUT);
     for (i, arg) in args.iter().enumerate() {
         if i > 0 {
             p.buf.push(b' ');
@@ -44,7 +44,7 @@ pub fn sprintln(args: &[Value]) -> String {
 /// Go's `fmt.Sprintf` with every verb and flag Go supports for these types, including the
 /// `%!v(MISSING)`/`%!(EXTRA ...)` error notations.
 pub fn sprintf(format: &str, args: &[Value]) -> String {
-    let mut p = Printer::default();
+    let mut p = Printer::new(MAX_PRINT_OUTPUT);
     p.do_printf(format, args);
     p.finish()
 }
@@ -141,13 +141,20 @@ const TOO_LARGE: usize = 1_000_000;
 /// map that contains itself; we must not).
 const MAX_PRINT_DEPTH: usize = 1000;
 
+/// Output beyond this many bytes stops the walk over collections, so that maps sharing
+/// each other many times over (or containing themselves twice) cannot make printing take
+/// exponential time; the result is then cut short and far above the executor's default
+/// output limit, which reports it.
+const MAX_PRINT_OUTPUT: usize = 128 << 20;
+
 /// Go's `pp`: output buffer plus the flags of the verb being formatted.
-#[derive(Default)]
 struct Printer {
     buf: Vec<u8>,
     f: Flags,
     reordered: bool,
     good_arg_num: bool,
+    /// Output size at which walks over collections stop (see [`MAX_PRINT_OUTPUT`]).
+    max_output: usize,
 }
 
 /// An operand as Go's reflection sees it: a template value, or a `uint8` element of a
@@ -155,10 +162,22 @@ struct Printer {
 #[derive(Clone, Copy)]
 enum Operand<'a> {
     Value(&'a Value),
+    /// A map key (a Go `string`).
+    Key(&'a str),
     Byte(u8),
 }
 
 impl Printer {
+    fn new(max_output: usize) -> Self {
+        Printer {
+            buf: Vec::new(),
+            f: Flags::default(),
+            reordered: false,
+            good_arg_num: false,
+            max_output,
+        }
+    }
+
     fn finish(self) -> String {
         bytes_to_string(self.buf)
     }
@@ -488,6 +507,10 @@ impl Printer {
                 self.buf.push(b'=');
                 self.print_arg(v, 'v');
             }
+            Operand::Key(k) => {
+                self.write("string=");
+                self.fmt_s(k.as_bytes());
+            }
             Operand::Byte(b) => {
                 self.write("uint8=");
                 self.fmt_integer(u64::from(b), 10, false, 'v', false);
@@ -653,6 +676,9 @@ impl Printer {
 
     /// Go's `printValue`: `depth` 0 is the operand itself, deeper levels are elements.
     fn print_value(&mut self, v: &Value, verb: char, depth: usize) {
+        if self.buf.len() > self.max_output {
+            return;
+        }
         if depth > MAX_PRINT_DEPTH {
             self.write("...");
             return;
@@ -705,17 +731,14 @@ impl Printer {
                 } else {
                     "map["
                 });
-                // Entries are copied out so printing never holds the map borrowed.
-                let entries: Vec<(String, Value)> = m
-                    .borrow()
-                    .iter()
-                    .map(|(k, v)| (k.clone(), v.clone()))
-                    .collect();
-                for (i, (k, item)) in entries.iter().enumerate() {
+                // Printing only reads, so the map stays borrowed (shared) while its
+                // entries are printed.
+                let map = m.borrow();
+                for (i, (k, item)) in map.iter().enumerate() {
                     if i > 0 {
                         self.write(if sharp_v { ", " } else { " " });
                     }
-                    self.fmt_string(k.as_bytes(), verb, Operand::Value(&Value::from(k.as_str())));
+                    self.fmt_string(k.as_bytes(), verb, Operand::Key(k));
                     self.buf.push(b':');
                     self.print_value(item, verb, depth + 1);
                 }
@@ -2009,6 +2032,24 @@ mod tests {
         assert_eq!(sprintln(&[]), "\n");
         assert_eq!(sprint(&[]), "");
         assert_eq!(sprint(&[Value::Float(1e6), by("hi")]), "1e+06 [104 105]");
+    }
+
+    #[test]
+    fn self_referencing_maps_do_not_hang_or_overflow() {
+        let map = Value::new_map();
+        if let Value::Map(inner) = &map {
+            inner.borrow_mut().insert("a".into(), map.clone());
+            inner.borrow_mut().insert("b".into(), map.clone());
+        }
+        // With the real cap this stops after 128 MiB; a small cap shows the mechanism.
+        let mut p = Printer::new(1 << 20);
+        p.print_arg(&map, 'v');
+        let out = p.finish();
+        assert!(out.starts_with("map[a:map[a:map[a:"));
+        assert!(out.len() <= 2 << 20, "{}", out.len());
+        if let Value::Map(inner) = &map {
+            inner.borrow_mut().clear();
+        }
     }
 
     #[test]

@@ -20,18 +20,18 @@ pub struct JsonError(pub String);
 /// `json.Marshal`: compact, map keys sorted, `<`, `>`, `&` escaped as `\u003c` etc., floats
 /// in Go's JSON float format.
 pub fn to_json(value: &Value) -> Result<String, JsonError> {
-    encode(value, true, None)
+    encode(value, true, None, MAX_JSON_OUTPUT)
 }
 
 /// `json.MarshalIndent(v, "", indent)`.
 pub fn to_json_pretty(value: &Value, indent: &str) -> Result<String, JsonError> {
-    encode(value, true, Some(indent))
+    encode(value, true, Some(indent), MAX_JSON_OUTPUT)
 }
 
 /// `json.Marshal` with HTML escaping turned off (Sprig's `toRawJson`: an `Encoder` with
 /// `SetEscapeHTML(false)`, trailing newline trimmed).
 pub fn to_json_raw(value: &Value) -> Result<String, JsonError> {
-    encode(value, false, None)
+    encode(value, false, None, MAX_JSON_OUTPUT)
 }
 
 /// `json.Unmarshal` into `interface{}`: objects become maps, every number `float64`.
@@ -122,6 +122,10 @@ pub fn unmarshal(text: &str, target: JsonTarget) -> (Value, Option<JsonError>) {
 /// against the ones already open, and a repeat is reported as a cycle.
 const START_DETECTING_CYCLES_AFTER: usize = 1000;
 
+/// Encoded output beyond this many bytes is an error rather than a walk that could take
+/// exponential time (maps that share each other many times over).
+const MAX_JSON_OUTPUT: usize = 128 << 20;
+
 /// How many times an object may hand back another object from `to_data` before it is
 /// treated as nil (a guard against objects that never reduce to plain data).
 const MAX_OBJECT_UNWRAP: usize = 8;
@@ -152,7 +156,12 @@ struct Encoder<'a> {
     on_path: HashSet<usize>,
 }
 
-fn encode(value: &Value, escape_html: bool, indent: Option<&str>) -> Result<String, JsonError> {
+fn encode(
+    value: &Value,
+    escape_html: bool,
+    indent: Option<&str>,
+    max_output: usize,
+) -> Result<String, JsonError> {
     let mut enc = Encoder {
         out: String::new(),
         escape_html,
@@ -162,6 +171,11 @@ fn encode(value: &Value, escape_html: bool, indent: Option<&str>) -> Result<Stri
     };
     let mut pending = Some(value.clone());
     loop {
+        if enc.out.len() > max_output {
+            return Err(JsonError(format!(
+                "json: encoded value exceeds {max_output} bytes"
+            )));
+        }
         if let Some(v) = pending.take() {
             enc.begin_value(v)?;
         }
@@ -1561,6 +1575,18 @@ mod tests {
                 inner.borrow_mut().clear();
             }
         }
+    }
+
+    #[test]
+    fn shared_maps_cannot_explode_the_output() {
+        // Each level holds the next one twice: 2^60 leaves if written out in full.
+        let mut v = Value::Int(1);
+        for _ in 0..60 {
+            v = m(vec![("a", v.clone()), ("b", v)]);
+        }
+        // With the real cap this fails after 128 MiB; a small cap shows the mechanism.
+        let e = encode(&v, true, None, 1 << 20).unwrap_err();
+        assert_eq!(e.0, "json: encoded value exceeds 1048576 bytes");
     }
 
     #[test]
