@@ -648,6 +648,12 @@ impl Printer {
                 self.fmt_s(t.as_bytes());
                 return;
             }
+            // Go checks `%w` operands for the error interface before looking inside
+            // composite values; none of ours is an error.
+            'w' if matches!(v, Value::List(_) | Value::Map(_) | Value::Object(_)) => {
+                self.bad_verb(verb, Operand::Value(v));
+                return;
+            }
             'p' => {
                 self.fmt_pointer(v, verb);
                 return;
@@ -867,7 +873,8 @@ impl Printer {
                 self.push_char(verb);
                 self.write("(MISSING)");
             } else {
-                if verb == 'v' {
+                // `%w` is `%v` for flags; outside `Errorf` it then fails as a bad verb.
+                if verb == 'v' || verb == 'w' {
                     self.f.sharp_v = self.f.sharp;
                     self.f.sharp = false;
                     self.f.plus_v = self.f.plus;
@@ -2017,6 +2024,24 @@ mod tests {
             assert_eq!(sprintf(format, &[arg]), want, "{format}");
         }
         assert_eq!(sprintf("%%", &[]), "%");
+        // Go 1.26: Sprintf("%w|%#w|%+w|%w|%w|%w|%#w|%w", 5, "a", "b", []any{"a", 1},
+        // map[string]any{"a": 1}, []byte("hi"), 1.5, nil)
+        let args = [
+            Value::Int(5),
+            s("a"),
+            s("b"),
+            l(vec![s("a"), Value::Int(1)]),
+            m(vec![("a", Value::Int(1))]),
+            by("hi"),
+            Value::Float(1.5),
+            Value::Nil,
+        ];
+        assert_eq!(
+            sprintf("%w|%#w|%+w|%w|%w|%w|%#w|%w", &args),
+            "%!w(int=5)|%!w(string=\"a\")|%!w(string=b)|%!w([]interface {}=[a 1])|\
+             %!w(map[string]interface {}=map[a:1])|[%!w(uint8=104) %!w(uint8=105)]|\
+             %!w(float64=1.5)|%!w(<nil>)"
+        );
         assert_eq!(sprintf("%s-%s", &[s("a"), s("b")]), "a-b");
     }
 
