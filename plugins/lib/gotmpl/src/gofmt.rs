@@ -849,9 +849,8 @@ impl Printer {
                 }
             }
             if !after_index {
-                (arg_num, i, after_index) = self.arg_number(arg_num, fb, i, args.len());
+                (arg_num, i, _) = self.arg_number(arg_num, fb, i, args.len());
             }
-            let _ = after_index;
             if i >= end {
                 self.write("%!(NOVERB)");
                 break;
