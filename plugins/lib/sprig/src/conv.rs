@@ -67,7 +67,9 @@ pub fn to_float64(value: &Value) -> f64 {
 /// Go's float-to-int64 conversion on amd64: truncation, and the "integer indefinite" value
 /// for NaN and out-of-range numbers.
 pub fn float_to_int(x: f64) -> i64 {
-    if x.is_nan() || x >= 9.223_372_036_854_775_807e18 || x < -9.223_372_036_854_775_808e18 {
+    // 2^63 bounds the range that converts; beyond it (and for NaN) amd64 gives MinInt64.
+    const LIMIT: f64 = 9_223_372_036_854_775_808.0;
+    if x.is_nan() || !(-LIMIT..LIMIT).contains(&x) {
         i64::MIN
     } else {
         x.trunc() as i64

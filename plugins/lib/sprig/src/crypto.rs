@@ -1,7 +1,7 @@
 //! Cryptographic and random functions: `derivePassword` (the Master Password algorithm,
 //! deterministic), `bcrypt`, `htpasswd`, `encryptAES`/`decryptAES` (AES-256-CBC, PKCS#7,
 //! random IV, base64), `randBytes`, `uuidv4`, and the random source for Sprig's random
-//! strings. Key and certificate generation (`genPrivateKey`, `genCA`, …) is not here.
+//! strings. Key and certificate generation lives in `certs`.
 
 use aes::cipher::{BlockDecryptMut, BlockEncryptMut, KeyIvInit, block_padding::NoPadding};
 use capstan_gotmpl::funcs::{FuncError, FuncMap, arg_int, arg_str};

@@ -349,7 +349,7 @@ mod tests {
             "wrong type for value; expected map[string]interface {}; got string"
         );
         let original = nested();
-        let copy = call("deepCopy", &[original.clone()]).unwrap();
+        let copy = call("deepCopy", std::slice::from_ref(&original)).unwrap();
         let _ = call("set", &[copy, s("extra"), i(1)]);
         assert_eq!(original.to_go_string(), "map[x:map[true:map[z:deep]]]");
     }

@@ -334,7 +334,7 @@ mod tests {
         // Inputs are never modified.
         let original = values_list();
         let _ = call("append", &[original.clone(), s("x")]);
-        let _ = call("reverse", &[original.clone()]);
+        let _ = call("reverse", std::slice::from_ref(&original));
         assert_eq!(original.to_go_string(), "[b a c]");
     }
 }
