@@ -10,7 +10,6 @@ use std::time::Duration;
 
 use capstan_gotmpl::funcs::{FuncError, FuncMap, arg, arg_int, arg_str, wrong_type};
 use capstan_gotmpl::value::{Map, Object, Value};
-use rand_core::OsRng;
 use x509_cert::Certificate;
 use x509_cert::builder::{Builder, CertificateBuilder, Profile};
 use x509_cert::der::asn1::{Any, Ia5String, OctetString, SetOfVec};
@@ -26,7 +25,7 @@ use x509_cert::serial_number::SerialNumber;
 use x509_cert::spki::{ObjectIdentifier, SubjectPublicKeyInfoOwned};
 use x509_cert::time::Validity;
 
-use crate::crypto::random_bytes;
+use crate::crypto::{SystemRandom, random_bytes};
 use crate::encoding::{base64_decode, base64_encode};
 
 const COMMON_NAME: ObjectIdentifier = ObjectIdentifier::new_unwrap("2.5.4.3");
@@ -39,10 +38,10 @@ pub fn register(funcs: &mut FuncMap) {
     funcs.add("genPrivateKey", 1, false, |args| {
         let kind = arg_str(args, 0)?;
         let key = match kind {
-            "" | "rsa" => rsa::RsaPrivateKey::new(&mut OsRng, 4096).map(PrivateKey::Rsa),
-            "ecdsa" => Ok(PrivateKey::Ec(p256::SecretKey::random(&mut OsRng))),
+            "" | "rsa" => rsa::RsaPrivateKey::new(&mut SystemRandom, 4096).map(PrivateKey::Rsa),
+            "ecdsa" => Ok(PrivateKey::Ec(p256::SecretKey::random(&mut SystemRandom))),
             "ed25519" => Ok(PrivateKey::Ed25519(ed25519_dalek::SigningKey::generate(
-                &mut OsRng,
+                &mut SystemRandom,
             ))),
             "dsa" => {
                 return Ok(Value::from(
@@ -115,7 +114,7 @@ pub fn register(funcs: &mut FuncMap) {
 }
 
 fn new_rsa_key() -> Result<PrivateKey, FuncError> {
-    rsa::RsaPrivateKey::new(&mut OsRng, 2048)
+    rsa::RsaPrivateKey::new(&mut SystemRandom, 2048)
         .map(PrivateKey::Rsa)
         .map_err(|e| FuncError::new(format!("error generating rsa key: {e}")))
 }

@@ -122,9 +122,9 @@ mod tests {
         );
     }
 
-    /// Needs the `gotmpl::json` implementation (placeholder until it lands).
+    /// Helm outputs from snippets.yaml (list-list-152, data-toRawJson-242, data-toJson-243,
+    /// data-toPrettyJson-241, data-fromJson-244).
     #[test]
-    #[ignore = "needs capstan_gotmpl::json"]
     fn json_snippets() {
         assert_eq!(
             show("toJson", &[list(&[i(1), s("a"), f(2.5)])]),
