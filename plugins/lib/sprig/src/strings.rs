@@ -740,14 +740,17 @@ fn camel_case_to_lower_case(s: &str, connector: char) -> String {
     out
 }
 
-/// xstrings `ToPascalCase` (Sprig's `camelcase`): connectors removed and the rune after
-/// each one upper-cased; leading and doubled connectors are kept.
+/// xstrings v1.5 `ToPascalCase` (Sprig's `camelcase`): connectors removed and the rune
+/// after each one upper-cased, the rest of an upper-case run lowered (`GOLANG_IS_GREAT` is
+/// `GolangIsGreat`); leading and doubled connectors are kept.
 fn pascal_case(s: &str) -> String {
     let mut out = String::new();
     let mut chars = s.chars();
+    let mut first_rune_upper = false;
     let mut current = None;
     for c in chars.by_ref() {
         if !is_connector(c) {
+            first_rune_upper = is_upper(c);
             current = Some(upper_rune(c));
             break;
         }
@@ -770,8 +773,16 @@ fn pascal_case(s: &str) -> String {
             continue;
         }
         if is_connector(r1) {
+            first_rune_upper = is_upper(r0);
             r0 = upper_rune(r0);
         } else {
+            if first_rune_upper {
+                if is_upper(r0) {
+                    r0 = lower_rune(r0);
+                } else {
+                    first_rune_upper = false;
+                }
+            }
             out.push(r1);
         }
     }
@@ -845,7 +856,7 @@ mod tests {
 
     #[test]
     fn xstrings_case_conversions() {
-        // Samples from xstrings' doc comments.
+        // Samples from xstrings v1.5.0's doc comments.
         for (input, snake) in [
             ("FirstName", "first_name"),
             ("HTTPServer", "http_server"),
@@ -867,6 +878,7 @@ mod tests {
             ("no_https", "NoHttps"),
             ("_complex__case_", "_Complex_Case_"),
             ("some words", "SomeWords"),
+            ("GOLANG_IS_GREAT", "GolangIsGreat"),
         ] {
             assert_eq!(show("camelcase", &[s(input)]), pascal, "{input}");
         }
