@@ -10,3 +10,4 @@ pub mod config;
 pub mod plugins;
 pub mod sources;
 pub mod telemetry;
+pub mod template;

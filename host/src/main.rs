@@ -58,6 +58,50 @@ enum Command {
         #[command(subcommand)]
         command: SourceCommand,
     },
+    /// Render a chart as `helm template` does, through the configured backend component.
+    Template(TemplateArgs),
+}
+
+#[derive(clap::Args)]
+struct TemplateArgs {
+    /// Chart folder or chart archive (`.tgz`).
+    chart: PathBuf,
+    /// Values file (YAML); repeat to merge several, later ones win.
+    #[arg(short = 'f', long = "values")]
+    values: Vec<PathBuf>,
+    /// Set values on the command line (`a.b=c,d[0]=e`); repeatable.
+    #[arg(long)]
+    set: Vec<String>,
+    /// Like `--set`, but every value is a string.
+    #[arg(long)]
+    set_string: Vec<String>,
+    /// Release name.
+    #[arg(long, default_value = "release-name")]
+    name: String,
+    /// Release namespace.
+    #[arg(short = 'n', long, default_value = "default")]
+    namespace: String,
+    /// Kubernetes version for `.Capabilities.KubeVersion` (default v1.36.0).
+    #[arg(long)]
+    kube_version: Option<String>,
+    /// Extra API versions for `.Capabilities.APIVersions`; repeatable.
+    #[arg(short = 'a', long = "api-versions")]
+    api_versions: Vec<String>,
+    /// Render as an upgrade instead of an install.
+    #[arg(long)]
+    is_upgrade: bool,
+    /// Leave hooks out of the output.
+    #[arg(long)]
+    no_hooks: bool,
+    /// Configuration file naming the backend plugins.
+    #[arg(long, env = "CAPSTAN_CONFIG")]
+    config: PathBuf,
+    /// Backend plugin (default: the configuration's default backend).
+    #[arg(long)]
+    backend: Option<String>,
+    /// Folder for compiled components (default: `$XDG_CACHE_HOME/capstan`).
+    #[arg(long)]
+    cache_dir: Option<PathBuf>,
 }
 
 #[derive(clap::Args)]
@@ -135,7 +179,67 @@ fn run_cli() -> anyhow::Result<()> {
                     output,
                 },
         } => runtime.block_on(source(args, Some(output))),
+        Command::Template(args) => runtime.block_on(template(args)),
     }
+}
+
+async fn template(args: TemplateArgs) -> anyhow::Result<()> {
+    use capstan::capabilities::Grants;
+    use capstan::template::{chart_artifact, request, template_output, user_values};
+    use std::io::Write;
+
+    let config = Config::load(&args.config)?;
+    let backend_name = args
+        .backend
+        .clone()
+        .or_else(|| config.backends.default.clone())
+        .unwrap_or_else(|| "helm3".to_owned());
+    let entry = config
+        .plugins
+        .iter()
+        .find(|p| p.name == backend_name)
+        .with_context(|| {
+            format!(
+                "{} configures no plugin named `{backend_name}`",
+                args.config.display()
+            )
+        })?;
+    let values = user_values(&args.values, &args.set, &args.set_string)?;
+    let values_json = capstan_helm::values_json::to_typed_json(&values)
+        .map_err(|e| anyhow::anyhow!("values cannot be passed to the backend: {e}"))?;
+    let artifact = chart_artifact(&args.chart)?;
+    let cache = args
+        .cache_dir
+        .or_else(|| {
+            CompiledCache::default_dir()
+                .parent()
+                .map(std::path::Path::to_path_buf)
+        })
+        .context("no cache folder: pass --cache-dir")?;
+    let mut runtime = PluginRuntime::new(cache.join("components"), None)?;
+    runtime.load(entry)?;
+    let backend = runtime.backend(&backend_name)?;
+    let (release, options) = request(
+        &args.name,
+        &args.namespace,
+        args.kube_version,
+        args.api_versions,
+        args.is_upgrade,
+    );
+    let rendered = backend
+        .template(
+            &release,
+            &artifact,
+            &values_json,
+            &options,
+            Grants::default(),
+        )
+        .await?;
+    let mut stdout = std::io::stdout().lock();
+    stdout
+        .write_all(template_output(&rendered, !args.no_hooks).as_bytes())
+        .context("cannot write to stdout")?;
+    Ok(())
 }
 
 fn inspect_plugin(file: &std::path::Path) -> anyhow::Result<()> {

@@ -1,8 +1,8 @@
 //! `backend-helm3`: the Helm v3 release backend component (world `backend-plugin`).
 //!
-//! Status: the component loads and answers every call, but releases, rendering and storage
-//! are not implemented yet; each operation returns an `unsupported` error that says so.
-//! Rendering comes with the rendering issue (#3), releases with the Helm v3 issue (#4).
+//! `template` renders a chart exactly as `helm template` does (through `capstan-helm`).
+//! Release operations (sync, uninstall, status, history, rollback, plan) come with the Helm
+//! v3 issue (#4); until then they return an `unsupported` error that says so.
 
 use capstan_plugin_sdk::backend::capstan::plugin::types::{
     ChartArtifact, Error, ErrorCode, Json, ReleaseId, ReleaseInfo,
@@ -11,6 +11,8 @@ use capstan_plugin_sdk::backend::exports::capstan::plugin::backend::{
     Guest, Rendered, SyncOptions, SyncOutcome, SyncPlan, SyncRequest, TemplateOptions,
     UninstallOptions,
 };
+
+mod render;
 
 const NAME: &str = "backend-helm3";
 
@@ -50,12 +52,12 @@ impl Guest for Helm3 {
         Err(unsupported("plan"))
     }
     fn template(
-        _release: ReleaseId,
-        _chart: ChartArtifact,
-        _values: Json,
-        _options: TemplateOptions,
+        release: ReleaseId,
+        chart: ChartArtifact,
+        values: Json,
+        options: TemplateOptions,
     ) -> Result<Rendered, Error> {
-        Err(unsupported("template"))
+        render::template(release, chart, values, options)
     }
 }
 

@@ -10,7 +10,6 @@
 //! - `fetch` packages the chart folder at that commit into a chart archive, like
 //!   `helm package`, deterministically (same tree, same bytes, same digest).
 
-mod ignore;
 mod package;
 mod refs;
 
@@ -79,7 +78,7 @@ impl Guest for GitChartSource {
                 format!("chart at commit {}: {e}", at.id),
             )
         })?;
-        Ok(packaged.into_artifact())
+        Ok(package::into_artifact(packaged))
     }
 }
 

@@ -322,7 +322,8 @@ impl<'t> State<'t> {
                     ));
                 };
                 self.enter(*pos, context)?;
-                let result = self.run_tree(&tree, data, pipe.is_none(), out);
+                // A pipeline's nil result is Go's invalid value (pipelines unwrap `interface{}`).
+                let result = self.run_tree(&tree, data, true, out);
                 self.depth -= 1;
                 result.map(|_| Flow::Normal)
             }
@@ -549,7 +550,7 @@ impl<'t> State<'t> {
             }
             Arg::Chain(pos, node, fields) => {
                 let receiver = self.eval_arg(dot, node)?;
-                self.eval_field_chain(dot, receiver, false, *pos, first, fields, cmd, final_value)
+                self.eval_field_chain(dot, receiver.clone(), receiver.is_nil(), *pos, first, fields, cmd, final_value)
             }
             Arg::Identifier(_, name) => self.eval_function(dot, name, cmd, final_value),
             Arg::Pipe(_, pipe) => {
@@ -562,10 +563,11 @@ impl<'t> State<'t> {
                     self.not_a_function(cmd, &final_value)?;
                     return Ok(value);
                 }
+                let invalid = value.is_nil();
                 self.eval_field_chain(
                     dot,
                     value,
-                    false,
+                    invalid,
                     *pos,
                     first,
                     &names[1..],
@@ -622,7 +624,7 @@ impl<'t> State<'t> {
                     pos: *pos,
                     args: vec![arg.clone()],
                 };
-                self.eval_field_chain(dot, value, false, *pos, arg, &names[1..], &cmd, None)
+                self.eval_field_chain(dot, value.clone(), value.is_nil(), *pos, arg, &names[1..], &cmd, None)
             }
             Arg::Pipe(_, pipe) => {
                 // Variables declared inside parentheses stay visible afterwards, as in Go.
@@ -641,7 +643,7 @@ impl<'t> State<'t> {
                     pos: *pos,
                     args: vec![arg.clone()],
                 };
-                self.eval_field_chain(dot, receiver, false, *pos, arg, fields, &cmd, None)
+                self.eval_field_chain(dot, receiver.clone(), receiver.is_nil(), *pos, arg, fields, &cmd, None)
             }
         }
     }
@@ -1058,6 +1060,11 @@ mod tests {
         );
         let err = run_with("{{ .Values.nope }}", values(), MissingKey::Error).unwrap_err();
         assert!(err.ends_with("map has no entry for key \"nope\""), "{err}");
+        // A pipeline's nil result is Go's invalid value (Go unwraps interface{} results), so
+        // fields of it are empty rather than an error — Helm charts rely on
+        // `(.Values.resources.limits).cpu`.
+        assert_eq!(run("{{ (.Values.nope).cpu }}").unwrap(), "<no value>");
+        assert_eq!(run("{{ $x := .Values.nope }}{{ $x.cpu }}").unwrap(), "<no value>");
         // Nil data is Go's invalid value: field access gives nothing, no error.
         assert_eq!(
             run_with("{{ .a.b }}", Value::Nil, MissingKey::Zero).unwrap(),

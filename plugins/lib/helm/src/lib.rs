@@ -1,3 +1,20 @@
 //! Helm's rendering pipeline in Rust: chart loading (directories and archives), values
 //! coalescing, dependencies, the template engine with Helm's functions and built-in
 //! objects, and output assembly as `helm template` prints it.
+
+pub mod chart;
+pub mod dependencies;
+pub mod engine;
+pub mod funcs;
+pub mod glob;
+pub mod ignore;
+pub mod load;
+pub mod objects;
+pub mod output;
+pub mod package;
+pub mod pipeline;
+pub mod semver;
+pub mod strvals;
+pub mod toml;
+pub mod values;
+pub mod values_json;

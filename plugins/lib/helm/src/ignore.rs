@@ -23,6 +23,7 @@ impl Rules {
     /// Parse `.helmignore` text (empty text gives only the default rule).
     pub fn parse(text: &str) -> Result<Rules, String> {
         let mut rules = Vec::new();
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         for (number, line) in text.lines().enumerate() {
             let mut rule = line.trim();
             if rule.is_empty() || rule.starts_with('#') {

@@ -1,0 +1,357 @@
+//! Helm's template engine: every template of every enabled chart registered under its full
+//! path in one template set, parsed deepest-first (so the root chart's `define`s win),
+//! executed with `missingkey=zero` against per-chart objects (`.Values` scoped to the
+//! subchart, `.Chart`, `.Files`, `.Release`, `.Capabilities`, `.Template`, `.Subcharts`),
+//! `<no value>` removed, and errors reported as Helm words them.
+
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use capstan_gotmpl::value::{Map, Value};
+use capstan_gotmpl::{Limits, MissingKey, Template, TemplateError};
+
+use crate::chart::{Chart, Metadata};
+use crate::funcs::{LookupFn, WARN_END, WARN_START, helm_functions};
+use crate::objects::{Capabilities, Files};
+
+/// The release a render is for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReleaseInfo {
+    /// Release name.
+    pub name: String,
+    /// Release namespace.
+    pub namespace: String,
+    /// Revision being rendered.
+    pub revision: i64,
+    /// Whether this is an install.
+    pub is_install: bool,
+    /// Whether this is an upgrade.
+    pub is_upgrade: bool,
+}
+
+impl Default for ReleaseInfo {
+    fn default() -> Self {
+        ReleaseInfo {
+            name: "release-name".into(),
+            namespace: "default".into(),
+            revision: 1,
+            is_install: true,
+            is_upgrade: false,
+        }
+    }
+}
+
+/// Everything a render needs besides the chart and values.
+#[derive(Clone, Default)]
+pub struct RenderOptions {
+    /// `.Release`.
+    pub release: ReleaseInfo,
+    /// `.Capabilities`.
+    pub capabilities: Capabilities,
+    /// `missingkey=error` (lint `--strict`).
+    pub strict: bool,
+    /// Execution bounds.
+    pub limits: Limits,
+    /// `lookup` implementation; `None` gives `{}` as `helm template` does.
+    pub lookup: Option<LookupFn>,
+}
+
+/// A rendering failure, worded as Helm words it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RenderError {
+    /// A template did not parse.
+    #[error("parse error at ({location}): {message}")]
+    Parse {
+        /// `file:line`.
+        location: String,
+        /// Go's message.
+        message: String,
+    },
+    /// `required` or `fail`.
+    #[error("execution error at ({location}): {message}")]
+    Failed {
+        /// `file:line:col`.
+        location: String,
+        /// The chart's message.
+        message: String,
+    },
+    /// Any other execution error.
+    #[error("{location}\n  executing {template:?} at <{context}>:\n    {message}")]
+    Exec {
+        /// `file:line:col`.
+        location: String,
+        /// Template being executed.
+        template: String,
+        /// The failing node.
+        context: String,
+        /// What went wrong.
+        message: String,
+    },
+}
+
+/// Helm's `ToRenderValues` top-level object for a chart and its coalesced values.
+pub fn render_values(chart: &Chart, values: &Value, options: &RenderOptions) -> Value {
+    let release = &options.release;
+    let mut release_map = Map::new();
+    release_map.insert("Name".into(), Value::from(release.name.as_str()));
+    release_map.insert("Namespace".into(), Value::from(release.namespace.as_str()));
+    release_map.insert("IsUpgrade".into(), Value::Bool(release.is_upgrade));
+    release_map.insert("IsInstall".into(), Value::Bool(release.is_install));
+    release_map.insert("Revision".into(), Value::Int(release.revision));
+    release_map.insert("Service".into(), Value::from("Helm"));
+    let mut top = Map::new();
+    top.insert("Chart".into(), metadata_as_map(&chart.metadata));
+    top.insert("Capabilities".into(), options.capabilities.to_value());
+    top.insert("Release".into(), Value::from(release_map));
+    top.insert("Values".into(), values.clone());
+    Value::from(top)
+}
+
+/// Go's `structToMap` of chart metadata, the `.Chart` object: Go field names, slices always
+/// lists (empty rather than nil), nested structs as maps.
+pub fn metadata_as_map(metadata: &Metadata) -> Value {
+    let strings = |items: &[String]| {
+        Value::from(
+            items
+                .iter()
+                .map(|s| Value::from(s.as_str()))
+                .collect::<Vec<_>>(),
+        )
+    };
+    let mut map = Map::new();
+    map.insert("Name".into(), Value::from(metadata.name.as_str()));
+    map.insert("Home".into(), Value::from(metadata.home.as_str()));
+    map.insert("Sources".into(), strings(&metadata.sources));
+    map.insert("Version".into(), Value::from(metadata.version.as_str()));
+    map.insert(
+        "Description".into(),
+        Value::from(metadata.description.as_str()),
+    );
+    map.insert("Keywords".into(), strings(&metadata.keywords));
+    let maintainers = metadata
+        .maintainers
+        .iter()
+        .map(|m| {
+            let mut entry = Map::new();
+            entry.insert("Name".into(), Value::from(m.name.as_str()));
+            entry.insert("Email".into(), Value::from(m.email.as_str()));
+            entry.insert("URL".into(), Value::from(m.url.as_str()));
+            Value::from(entry)
+        })
+        .collect::<Vec<_>>();
+    map.insert("Maintainers".into(), Value::from(maintainers));
+    map.insert("Icon".into(), Value::from(metadata.icon.as_str()));
+    map.insert(
+        "APIVersion".into(),
+        Value::from(metadata.api_version.as_str()),
+    );
+    map.insert("Condition".into(), Value::from(metadata.condition.as_str()));
+    map.insert("Tags".into(), Value::from(metadata.tags.as_str()));
+    map.insert(
+        "AppVersion".into(),
+        Value::from(metadata.app_version.as_str()),
+    );
+    map.insert("Deprecated".into(), Value::Bool(metadata.deprecated));
+    let annotations: Map = metadata
+        .annotations
+        .iter()
+        .map(|(k, v)| (k.clone(), Value::from(v.as_str())))
+        .collect();
+    map.insert("Annotations".into(), Value::from(annotations));
+    map.insert(
+        "KubeVersion".into(),
+        Value::from(metadata.kube_version.as_str()),
+    );
+    let dependencies = metadata
+        .dependencies
+        .iter()
+        .flatten()
+        .map(|d| {
+            let mut entry = Map::new();
+            entry.insert("Name".into(), Value::from(d.name.as_str()));
+            entry.insert("Version".into(), Value::from(d.version.as_str()));
+            entry.insert("Repository".into(), Value::from(d.repository.as_str()));
+            entry.insert("Condition".into(), Value::from(d.condition.as_str()));
+            entry.insert("Tags".into(), strings(&d.tags));
+            entry.insert("Enabled".into(), Value::Bool(d.enabled));
+            entry.insert("ImportValues".into(), Value::from(d.import_values.clone()));
+            entry.insert("Alias".into(), Value::from(d.alias.as_str()));
+            Value::from(entry)
+        })
+        .collect::<Vec<_>>();
+    map.insert("Dependencies".into(), Value::from(dependencies));
+    map.insert("Type".into(), Value::from(metadata.chart_type.as_str()));
+    Value::from(map)
+}
+
+struct Renderable {
+    text: String,
+    /// The per-chart object shared by all its templates (Helm sets `.Template` on it).
+    vals: Value,
+    base_path: String,
+}
+
+/// Helm's `Values.Table(name)`: the sub-map under `key`, when it is a map.
+fn table(value: &Value, key: &str) -> Option<Value> {
+    let Value::Map(map) = value else {
+        return None;
+    };
+    match map.borrow().get(key) {
+        Some(v @ Value::Map(_)) => Some(v.clone()),
+        _ => None,
+    }
+}
+
+fn collect_templates(
+    chart: &Chart,
+    templates: &mut BTreeMap<String, Renderable>,
+    parent: &Value,
+) -> Value {
+    let Value::Map(parent_map) = parent else {
+        return Value::Nil;
+    };
+    let parent_map = parent_map.borrow();
+    let get = |k: &str| parent_map.get(k).cloned().unwrap_or_default();
+    let mut chart_map = match metadata_as_map(&chart.metadata) {
+        Value::Map(m) => m.borrow().clone(),
+        _ => Map::new(),
+    };
+    chart_map.insert("IsRoot".into(), Value::Bool(chart.is_root()));
+    let subcharts = Value::new_map();
+    let values = if chart.is_root() {
+        get("Values")
+    } else {
+        table(&get("Values"), chart.name()).unwrap_or_else(Value::new_map)
+    };
+    let mut next = Map::new();
+    next.insert("Chart".into(), Value::from(chart_map));
+    next.insert(
+        "Files".into(),
+        Value::Object(Rc::new(Files::new(
+            chart.files.iter().map(|f| (f.name.clone(), f.data.clone())),
+        ))),
+    );
+    next.insert("Release".into(), get("Release"));
+    next.insert("Capabilities".into(), get("Capabilities"));
+    next.insert("Values".into(), values);
+    next.insert("Subcharts".into(), subcharts.clone());
+    drop(parent_map);
+    let next = Value::from(next);
+    for child in chart.dependencies() {
+        let child_vals = collect_templates(child, templates, &next);
+        if let Value::Map(subs) = &subcharts {
+            subs.borrow_mut()
+                .insert(child.name().to_owned(), child_vals);
+        }
+    }
+    let full_path = chart.chart_full_path();
+    for template in &chart.templates {
+        if chart.is_library() && !basename(&template.name).starts_with('_') {
+            continue;
+        }
+        templates.insert(
+            format!("{full_path}/{}", template.name),
+            Renderable {
+                text: String::from_utf8_lossy(&template.data).into_owned(),
+                vals: next.clone(),
+                base_path: format!("{full_path}/templates"),
+            },
+        );
+    }
+    next
+}
+
+fn basename(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
+/// Helm's parse order: more `/` first, then reverse lexicographic.
+fn sort_templates(names: &mut [String]) {
+    names.sort_by(|a, b| {
+        let (ca, cb) = (a.matches('/').count(), b.matches('/').count());
+        cb.cmp(&ca).then_with(|| b.cmp(a))
+    });
+}
+
+/// Render every template of `chart` (already processed for dependencies) with `top` from
+/// [`render_values`]. Returns rendered text by template path, partials excluded.
+pub fn render(
+    chart: &Chart,
+    top: &Value,
+    options: &RenderOptions,
+) -> Result<BTreeMap<String, String>, RenderError> {
+    let mut templates = BTreeMap::new();
+    collect_templates(chart, &mut templates, top);
+    let mut set = Template::new(helm_functions(options.lookup.clone()));
+    set.missing_key = if options.strict {
+        MissingKey::Error
+    } else {
+        MissingKey::Zero
+    };
+    set.limits = options.limits;
+    let mut order: Vec<String> = templates.keys().cloned().collect();
+    sort_templates(&mut order);
+    for name in &order {
+        let renderable = &templates[name];
+        set.parse(name, &renderable.text)
+            .map_err(|e| RenderError::Parse {
+                location: format!("{}:{}", e.name, e.line),
+                message: e.message,
+            })?;
+    }
+    let mut rendered = BTreeMap::new();
+    for name in &order {
+        if basename(name).starts_with('_') {
+            continue;
+        }
+        let renderable = &templates[name];
+        if let Value::Map(vals) = &renderable.vals {
+            let mut template = Map::new();
+            template.insert("Name".into(), Value::from(name.as_str()));
+            template.insert(
+                "BasePath".into(),
+                Value::from(renderable.base_path.as_str()),
+            );
+            vals.borrow_mut()
+                .insert("Template".into(), Value::from(template));
+        }
+        let output = set
+            .execute(name, renderable.vals.clone())
+            .map_err(exec_error)?;
+        rendered.insert(name.clone(), output.replace("<no value>", ""));
+    }
+    Ok(rendered)
+}
+
+fn exec_error(error: TemplateError) -> RenderError {
+    match error {
+        TemplateError::Exec(e) => {
+            let location = format!("{}:{}:{}", e.parse_name, e.line, e.col);
+            if let Some(start) = e.message.find(WARN_START)
+                && let Some(end) = e.message.rfind(WARN_END)
+                && end >= start + WARN_START.len()
+            {
+                return RenderError::Failed {
+                    location,
+                    message: e.message[start + WARN_START.len()..end].to_owned(),
+                };
+            }
+            RenderError::Exec {
+                location,
+                template: e.name,
+                context: e.context,
+                message: e.message,
+            }
+        }
+        TemplateError::Parse(e) => RenderError::Parse {
+            location: format!("{}:{}", e.name, e.line),
+            message: e.message,
+        },
+        TemplateError::NotFound(name) => RenderError::Exec {
+            location: name.clone(),
+            template: name,
+            context: String::new(),
+            message: "template not found".into(),
+        },
+    }
+}

@@ -1,0 +1,309 @@
+//! Packaging a chart folder into a chart archive (what `helm package` writes) (gzipped tar, every file under a folder
+//! named after the chart, as `helm package` lays it out, `.helmignore` applied). Deterministic: fixed modes and
+//! times, files in path order, so the same tree always gives the same digest.
+
+use std::io::Write;
+
+use flate2::Compression;
+use flate2::write::GzEncoder;
+use serde::Deserialize;
+use sha2::{Digest, Sha256};
+
+use crate::ignore;
+
+/// Largest archive this component produces.
+pub const MAX_ARCHIVE_BYTES: usize = 32 << 20;
+
+/// One file of the chart folder.
+#[derive(Debug, Clone)]
+pub struct SourceFile {
+    /// Path relative to the chart folder.
+    pub path: String,
+    /// Executable bit.
+    pub executable: bool,
+    /// Contents.
+    pub contents: Vec<u8>,
+}
+
+/// The fields of Chart.yaml a package needs.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ChartFile {
+    name: Option<String>,
+    version: Option<serde_yaml::Value>,
+    app_version: Option<serde_yaml::Value>,
+}
+
+/// A packaged chart.
+#[derive(Debug, Clone)]
+pub struct Packaged {
+    /// The gzipped tar archive.
+    pub archive: Vec<u8>,
+    /// Chart name.
+    pub name: String,
+    /// Chart version.
+    pub version: String,
+    /// App version, when the chart declares one.
+    pub app_version: Option<String>,
+}
+
+impl Packaged {
+    /// `sha256:<hex>` of the archive.
+    pub fn digest(&self) -> String {
+        format!("sha256:{}", hex::encode(Sha256::digest(&self.archive)))
+    }
+}
+
+/// Package a chart folder on disk (regular files only; symlinks are followed when they stay
+/// inside the folder, as `helm package` does, and refused otherwise).
+pub fn package_dir(dir: &std::path::Path) -> Result<Packaged, String> {
+    let root = dir
+        .canonicalize()
+        .map_err(|e| format!("cannot open chart folder {}: {e}", dir.display()))?;
+    let mut files = Vec::new();
+    collect_files(&root, &root, &mut files)?;
+    package(&files)
+}
+
+fn collect_files(
+    root: &std::path::Path,
+    dir: &std::path::Path,
+    out: &mut Vec<SourceFile>,
+) -> Result<(), String> {
+    let entries =
+        std::fs::read_dir(dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
+    for entry in entries {
+        let entry = entry.map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
+        let path = entry.path();
+        let real = path
+            .canonicalize()
+            .map_err(|e| format!("cannot resolve {}: {e}", path.display()))?;
+        if !real.starts_with(root) {
+            return Err(format!(
+                "{} points outside the chart folder",
+                path.display()
+            ));
+        }
+        let relative = path
+            .strip_prefix(root)
+            .map_err(|_| format!("{} is outside the chart folder", path.display()))?
+            .to_string_lossy()
+            .replace('\\', "/");
+        if real.is_dir() {
+            collect_files(root, &path, out)?;
+        } else {
+            let contents =
+                std::fs::read(&real).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            #[cfg(unix)]
+            let executable = {
+                use std::os::unix::fs::PermissionsExt;
+                std::fs::metadata(&real).is_ok_and(|m| m.permissions().mode() & 0o111 != 0)
+            };
+            #[cfg(not(unix))]
+            let executable = false;
+            out.push(SourceFile {
+                path: relative,
+                executable,
+                contents,
+            });
+        }
+    }
+    Ok(())
+}
+
+fn scalar(value: &serde_yaml::Value) -> Option<String> {
+    match value {
+        serde_yaml::Value::String(s) => Some(s.clone()),
+        serde_yaml::Value::Number(n) => Some(n.to_string()),
+        serde_yaml::Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    }
+}
+
+/// Package `files` (the chart folder's content).
+pub fn package(files: &[SourceFile]) -> Result<Packaged, String> {
+    let rules = match files.iter().find(|f| f.path == ".helmignore") {
+        Some(file) => ignore::Rules::parse(&String::from_utf8_lossy(&file.contents))?,
+        None => ignore::Rules::parse("")?,
+    };
+    let kept: Vec<&SourceFile> = files
+        .iter()
+        .filter(|f| !rules.excludes_file(&f.path))
+        .collect();
+    let chart_yaml = kept
+        .iter()
+        .find(|f| f.path == "Chart.yaml")
+        .ok_or_else(|| {
+            if files.iter().any(|f| f.path == "Chart.yaml") {
+                "Chart.yaml is excluded by .helmignore".to_owned()
+            } else {
+                "no Chart.yaml in the chart folder".to_owned()
+            }
+        })?;
+    let text = std::str::from_utf8(&chart_yaml.contents)
+        .map_err(|_| "Chart.yaml is not UTF-8".to_owned())?;
+    let chart: ChartFile = serde_yaml::from_str(text).map_err(|e| format!("Chart.yaml: {e}"))?;
+    let name = chart
+        .name
+        .filter(|n| !n.is_empty())
+        .ok_or_else(|| "Chart.yaml: field `name` is missing".to_owned())?;
+    if name.contains(['/', '\\']) || name == "." || name == ".." {
+        return Err(format!(
+            "Chart.yaml: chart name `{name}` is not a valid folder name"
+        ));
+    }
+    let version = chart
+        .version
+        .as_ref()
+        .and_then(scalar)
+        .filter(|v| !v.is_empty())
+        .ok_or_else(|| "Chart.yaml: field `version` is missing".to_owned())?;
+    let app_version = chart.app_version.as_ref().and_then(scalar);
+
+    let mut sorted = kept;
+    sorted.sort_by(|a, b| a.path.cmp(&b.path));
+    let mut builder = tar::Builder::new(GzEncoder::new(Vec::new(), Compression::default()));
+    let mut total = 0usize;
+    for file in sorted {
+        total += file.contents.len();
+        if total > MAX_ARCHIVE_BYTES {
+            return Err(format!(
+                "chart folder holds more than {} MiB",
+                MAX_ARCHIVE_BYTES >> 20
+            ));
+        }
+        let mut header = tar::Header::new_ustar();
+        header.set_size(file.contents.len() as u64);
+        header.set_mode(if file.executable { 0o755 } else { 0o644 });
+        header.set_mtime(0);
+        header.set_entry_type(tar::EntryType::Regular);
+        let path = format!("{name}/{}", file.path);
+        builder
+            .append_data(&mut header, &path, file.contents.as_slice())
+            .map_err(|e| format!("cannot add {path} to the archive: {e}"))?;
+    }
+    let encoder = builder
+        .into_inner()
+        .map_err(|e| format!("cannot finish the archive: {e}"))?;
+    let mut archive = encoder
+        .finish()
+        .map_err(|e| format!("cannot compress the archive: {e}"))?;
+    archive.flush().map_err(|e| e.to_string())?;
+    Ok(Packaged {
+        archive,
+        name,
+        version,
+        app_version,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Read;
+
+    fn file(path: &str, contents: &str) -> SourceFile {
+        SourceFile {
+            path: path.into(),
+            executable: false,
+            contents: contents.as_bytes().to_vec(),
+        }
+    }
+
+    #[test]
+    fn packages_under_the_chart_name_deterministically() {
+        let files = vec![
+            file("templates/cm.yaml", "kind: ConfigMap\n"),
+            file(
+                "Chart.yaml",
+                "apiVersion: v2\nname: demo\nversion: 1.2.3\nappVersion: 1.0\n",
+            ),
+        ];
+        let first = package(&files).unwrap();
+        let second = package(&files.into_iter().rev().collect::<Vec<_>>()).unwrap();
+        assert_eq!(first.digest(), second.digest());
+        assert_eq!(first.name, "demo");
+        assert_eq!(first.version, "1.2.3");
+        assert_eq!(first.app_version.as_deref(), Some("1.0"));
+
+        let mut names = Vec::new();
+        let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(first.archive.as_slice()));
+        for entry in archive.entries().unwrap() {
+            let mut entry = entry.unwrap();
+            let mut body = String::new();
+            entry.read_to_string(&mut body).unwrap();
+            names.push(entry.path().unwrap().display().to_string());
+        }
+        assert_eq!(names, ["demo/Chart.yaml", "demo/templates/cm.yaml"]);
+    }
+
+    #[test]
+    fn helmignore_is_applied() {
+        let files = vec![
+            file("Chart.yaml", "name: demo\nversion: 1.0.0\n"),
+            file(".helmignore", "*.md\nci/\n"),
+            file("README.md", "x"),
+            file("ci/test-values.yaml", "x"),
+            file("templates/.swp", "x"),
+            file("templates/cm.yaml", "x"),
+        ];
+        let artifact = package(&files).unwrap();
+        let mut archive =
+            tar::Archive::new(flate2::read::GzDecoder::new(artifact.archive.as_slice()));
+        let names: Vec<String> = archive
+            .entries()
+            .unwrap()
+            .map(|e| e.unwrap().path().unwrap().display().to_string())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "demo/.helmignore",
+                "demo/Chart.yaml",
+                "demo/templates/cm.yaml"
+            ]
+        );
+        let broken = vec![
+            file("Chart.yaml", "name: d\nversion: 1\n"),
+            file(".helmignore", "**/x\n"),
+        ];
+        assert_eq!(
+            package(&broken).err().unwrap(),
+            ".helmignore line 1: `**` is not supported"
+        );
+        let hidden = vec![
+            file("Chart.yaml", "name: d\nversion: 1\n"),
+            file(".helmignore", "!README.md\n"),
+        ];
+        assert_eq!(
+            package(&hidden).err().unwrap(),
+            "Chart.yaml is excluded by .helmignore"
+        );
+    }
+
+    #[test]
+    fn a_folder_without_a_valid_chart_yaml_is_refused() {
+        assert_eq!(
+            package(&[file("values.yaml", "")]).err().unwrap(),
+            "no Chart.yaml in the chart folder"
+        );
+        assert_eq!(
+            package(&[file("Chart.yaml", "version: 1.0.0\n")])
+                .err()
+                .unwrap(),
+            "Chart.yaml: field `name` is missing"
+        );
+        assert!(
+            package(&[file("Chart.yaml", "name: [\n")])
+                .err()
+                .unwrap()
+                .starts_with("Chart.yaml: ")
+        );
+        assert_eq!(
+            package(&[file("Chart.yaml", "name: ../x\nversion: 1\n")])
+                .err()
+                .unwrap(),
+            "Chart.yaml: chart name `../x` is not a valid folder name"
+        );
+    }
+}
