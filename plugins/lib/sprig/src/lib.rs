@@ -275,4 +275,60 @@ mod tests {
         }
         assert!(!funcs.contains("env") && !funcs.contains("expandenv"));
     }
+
+    /// Pipelines ending in `toJson`, with Helm's outputs from shared/helm-parity/snippets.yaml.
+    #[test]
+    fn snippets_through_to_json() {
+        use crate::testing::*;
+        use capstan_gotmpl::value::Value;
+        let json = |value: Value| show("toJson", &[value]);
+        let values_map = || map(&[("a", f(1.0)), ("b", f(2.0)), ("c", f(3.0))]);
+        let nested = || map(&[("x", map(&[("true", map(&[("z", s("deep"))]))]))]);
+        assert_eq!(
+            json(call("semver", &[s("1.2.3-beta.1+b")]).unwrap()),
+            "\"1.2.3-beta.1+b\""
+        );
+        assert_eq!(
+            json(call("urlParse", &[s("https://u:p@h:8/p?q=1#f")]).unwrap()),
+            r#"{"fragment":"f","host":"h:8","hostname":"h","opaque":"","path":"/p","query":"q=1","scheme":"https","userinfo":"u:p"}"#
+        );
+        assert_eq!(
+            json(call("dict", &[s("a"), i(1), s("b"), s("x")]).unwrap()),
+            r#"{"a":1,"b":"x"}"#
+        );
+        let plucked = call("pluck", &[s("a"), map(&[("a", i(1))]), map(&[("a", i(2))])]).unwrap();
+        assert_eq!(json(plucked), "[1,2]");
+        assert_eq!(json(call("values", &[map(&[("a", i(1))])]).unwrap()), "[1]");
+        assert_eq!(
+            json(call("pick", &[values_map(), s("a"), s("b")]).unwrap()),
+            r#"{"a":1,"b":2}"#
+        );
+        assert_eq!(
+            json(call("omit", &[values_map(), s("a")]).unwrap()),
+            r#"{"b":2,"c":3}"#
+        );
+        let merged = call(
+            "merge",
+            &[map(&[("a", i(1))]), map(&[("a", i(2)), ("b", i(3))])],
+        )
+        .unwrap();
+        assert_eq!(json(merged), r#"{"a":1,"b":3}"#);
+        let over = call(
+            "mergeOverwrite",
+            &[map(&[("a", i(1))]), map(&[("a", i(2)), ("b", i(3))])],
+        )
+        .unwrap();
+        assert_eq!(json(over), r#"{"a":2,"b":3}"#);
+        assert_eq!(
+            json(call("deepCopy", &[nested()]).unwrap()),
+            r#"{"x":{"true":{"z":"deep"}}}"#
+        );
+        assert_eq!(json(call("mustFirst", &[list(&[])]).unwrap()), "null");
+        assert_eq!(
+            json(call("list", &[i(1), s("a"), f(2.5)]).unwrap()),
+            r#"[1,"a",2.5]"#
+        );
+        assert_eq!(show("quote", &[s("a"), i(1), Value::Nil]), r#""a" "1""#);
+        assert_eq!(show("quote", &[s("a\tb\"")]), r#""a\tb\"""#);
+    }
 }
