@@ -389,8 +389,17 @@ pub fn decode_base64(s: &str) -> Option<Vec<u8>> {
     Some(out)
 }
 
-/// sigs.k8s.io/yaml's key stringification (`convertToJSONableObject`).
-fn json_key(key: &GoVal, value: &GoVal) -> Result<String, String> {
+/// sigs.k8s.io/yaml's key stringification (`convertToJSONableObject`); the typed view
+/// (`json` false) has no such step in Go and keeps every key (nil as `<nil>`, uint64 in
+/// decimal).
+fn json_key(key: &GoVal, value: &GoVal, json: bool) -> Result<String, String> {
+    if !json {
+        match key {
+            GoVal::Nil => return Ok("<nil>".into()),
+            GoVal::Uint(u) => return Ok(u.to_string()),
+            _ => {}
+        }
+    }
     Ok(match key {
         GoVal::Str(s) => s.clone(),
         GoVal::Bin(b) => go_string_from_bytes(b),
@@ -464,7 +473,7 @@ fn convert(v: &GoVal, json: bool) -> Result<Value, String> {
         GoVal::Map(entries) => {
             let mut m = BTreeMap::new();
             for (k, val) in entries {
-                let key = json_key(k, val)?;
+                let key = json_key(k, val, json)?;
                 m.insert(key, convert(val, json)?);
             }
             Value::from(m)

@@ -13,7 +13,7 @@ use capstan_gotmpl::value::format_float_g;
 
 use crate::decode::GoVal;
 use crate::resolve::{self, STR_TAG};
-use crate::sort::key_cmp;
+use crate::sort::key_less;
 
 /// Which go-yaml encoder to imitate.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -785,9 +785,10 @@ pub fn sort_keys(v: &mut GoVal, flavor: Flavor) {
     match v {
         GoVal::Seq(items) => items.iter_mut().for_each(|x| sort_keys(x, flavor)),
         GoVal::Map(entries) => {
-            entries.sort_by(|(a, _), (b, _)| match (a, b) {
-                (GoVal::Str(a), GoVal::Str(b)) => key_cmp(a, b, matches!(flavor, Flavor::V3(_))),
-                _ => std::cmp::Ordering::Equal,
+            let v3 = matches!(flavor, Flavor::V3(_));
+            crate::sort::sort_with(entries, &|(a, _), (b, _)| match (a, b) {
+                (GoVal::Str(a), GoVal::Str(b)) => key_less(a, b, v3),
+                _ => false,
             });
             entries.iter_mut().for_each(|(_, v)| sort_keys(v, flavor));
         }

@@ -1,8 +1,11 @@
-//! sigs.k8s.io/yaml's `Marshal` front half: `json.Marshal(v)` and then go-yaml v2's
-//! `Unmarshal` of that JSON, done directly on values. Numbers go through their Go JSON text
-//! and YAML 1.1 resolution (so a float64 holding an integer comes back as an int, `1e21`
-//! stays a float, `-0` becomes `0`), byte slices become base64 strings, objects become what
-//! they marshal to, and JSON's errors (NaN/Inf, cycles) are reproduced.
+//! sigs.k8s.io/yaml's `Marshal` front half: `json.Marshal(v)` (Go's exact JSON text) and
+//! then go-yaml v2's `Unmarshal` of that text with this crate's parser. So numbers go
+//! through their Go JSON text and YAML 1.1 resolution (a float64 holding an integer comes
+//! back as an int, `1e21` stays a float, `-0` becomes `0`), byte slices become base64
+//! strings, objects become what they marshal to, JSON's errors (NaN/Inf, cycles) are
+//! reproduced, and so are go-yaml's reactions to raw JSON text (a DEL character is refused,
+//! a raw NEL folds to a space, a key longer than 1024 characters is no simple key).
+//! Also the tree go-yaml v3 sees for `toYamlPretty` (no JSON step).
 
 use std::rc::Rc;
 
@@ -10,7 +13,6 @@ use capstan_gotmpl::value::Value;
 
 use crate::decode::GoVal;
 use crate::format::json_float;
-use crate::resolve::{self, Scalar};
 
 /// Conversion failures, worded as `encoding/json` words them.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -19,37 +21,54 @@ pub enum JsonStepError {
     Json(String),
     /// Nesting beyond the limit.
     TooDeep(usize),
+    /// go-yaml's error reading the JSON text back (without `yaml: `).
+    Yaml(String),
 }
 
-/// Converts a template value to the tree go-yaml would decode from its JSON.
-pub fn to_yaml_tree(v: &Value, max_depth: usize) -> Result<GoVal, JsonStepError> {
+/// Go's `encoding/json` text for the value (`json.Marshal`: map keys sorted, HTML-safe
+/// string escapes, `[]byte` as base64, floats in Go's JSON form), or its error.
+pub fn to_json_text(v: &Value, max_depth: usize) -> Result<String, JsonStepError> {
+    let mut out = String::new();
     let mut path: Vec<*const ()> = Vec::new();
-    convert(v, 0, max_depth, &mut path)
+    write_json(v, 0, max_depth, &mut path, &mut out)?;
+    Ok(out)
 }
 
-fn number_from_json_text(text: &str) -> GoVal {
-    match resolve::resolve("", text) {
-        Ok((_, Scalar::Int(i))) => GoVal::Int(i),
-        Ok((_, Scalar::Uint(u))) => GoVal::Uint(u),
-        Ok((_, Scalar::Float(f))) => GoVal::Float(f),
-        // JSON number text always resolves to a number; keep the text otherwise.
-        _ => GoVal::Str(text.to_string()),
+fn write_json_string(s: &str, out: &mut String) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\x08' => out.push_str("\\b"),
+            '\x0C' => out.push_str("\\f"),
+            '<' | '>' | '&' | '\u{2028}' | '\u{2029}' => {
+                out.push_str(&format!("\\u{:04x}", c as u32));
+            }
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
     }
+    out.push('"');
 }
 
-fn convert(
+fn write_json(
     v: &Value,
     depth: usize,
     max_depth: usize,
     path: &mut Vec<*const ()>,
-) -> Result<GoVal, JsonStepError> {
+    out: &mut String,
+) -> Result<(), JsonStepError> {
     if depth > max_depth {
         return Err(JsonStepError::TooDeep(max_depth));
     }
-    Ok(match v {
-        Value::Nil => GoVal::Nil,
-        Value::Bool(b) => GoVal::Bool(*b),
-        Value::Int(i) | Value::Int64(i) => GoVal::Int(*i),
+    match v {
+        Value::Nil => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Int(i) | Value::Int64(i) => out.push_str(&i.to_string()),
         Value::Float(f) => {
             if !f.is_finite() {
                 return Err(JsonStepError::Json(format!(
@@ -57,16 +76,23 @@ fn convert(
                     capstan_gotmpl::value::format_float_g(*f)
                 )));
             }
-            number_from_json_text(&json_float(*f))
+            out.push_str(&json_float(*f));
         }
-        Value::String(s) => GoVal::Str(s.to_string()),
-        Value::Bytes(b) => GoVal::Str(encode_base64(b)),
+        Value::String(s) => write_json_string(s, out),
+        Value::Bytes(b) => {
+            out.push('"');
+            out.push_str(&encode_base64(b));
+            out.push('"');
+        }
         Value::List(items) => {
-            let mut out = Vec::with_capacity(items.len());
-            for item in items.iter() {
-                out.push(convert(item, depth + 1, max_depth, path)?);
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_json(item, depth + 1, max_depth, path, out)?;
             }
-            GoVal::Seq(out)
+            out.push(']');
         }
         Value::Map(m) => {
             let ptr = Rc::as_ptr(m) as *const ();
@@ -77,29 +103,42 @@ fn convert(
                 ));
             }
             path.push(ptr);
-            let mut out = Vec::new();
+            out.push('{');
             let result = (|| {
-                for (k, val) in m.borrow().iter() {
-                    out.push((
-                        GoVal::Str(k.clone()),
-                        convert(val, depth + 1, max_depth, path)?,
-                    ));
+                for (i, (k, val)) in m.borrow().iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    write_json_string(k, out);
+                    out.push(':');
+                    write_json(val, depth + 1, max_depth, path, out)?;
                 }
                 Ok(())
             })();
             path.pop();
             result?;
-            GoVal::Map(out)
+            out.push('}');
         }
         Value::Object(o) => {
             let data = o.to_data();
             if matches!(data, Value::Object(_)) {
-                // An object that marshals to another object: stop rather than loop.
                 return Err(JsonStepError::TooDeep(max_depth));
             }
-            convert(&data, depth + 1, max_depth, path)?
+            write_json(&data, depth + 1, max_depth, path, out)?;
         }
-    })
+    }
+    Ok(())
+}
+
+/// sigs.k8s.io/yaml's `JSONToYAML` front half: go-yaml v2 reads the JSON text back (errors
+/// as go-yaml words them, without `yaml: `).
+pub fn to_yaml_tree(v: &Value, max_depth: usize) -> Result<GoVal, JsonStepError> {
+    let text = to_json_text(v, max_depth)?;
+    let mut composer = crate::compose::Composer::new(&text);
+    match composer.next_document().map_err(JsonStepError::Yaml)? {
+        None => Ok(GoVal::Nil),
+        Some(doc) => crate::decode::decode_document(&doc).map_err(JsonStepError::Yaml),
+    }
 }
 
 /// Converts a template value to the tree go-yaml v3's encoder sees when handed the value

@@ -143,6 +143,7 @@ pub fn to_yaml_limited(
         jsonstep::JsonStepError::TooDeep(n) => YamlError(format!(
             "error marshaling into JSON: value nested deeper than {n} levels"
         )),
+        jsonstep::JsonStepError::Yaml(msg) => YamlError(format!("yaml: {msg}")),
     })?;
     emit::sort_keys(&mut tree, emit::Flavor::V2);
     emit::marshal(&tree, emit::Flavor::V2, max_bytes, max_depth + 1).map_err(emit_error)

@@ -185,11 +185,57 @@ fn yaml_style_float(s: &str) -> bool {
 /// sign, digits with an optional point, an optional exponent); `None` on a syntax error or
 /// overflow (Go's ErrRange).
 pub fn go_parse_float(s: &str) -> Option<f64> {
+    let cleaned;
+    let s = if s.contains('_') {
+        if !underscore_ok(s) {
+            return None;
+        }
+        cleaned = s.replace('_', "");
+        cleaned.as_str()
+    } else {
+        s
+    };
     if !decimal_float_syntax(s) {
         return None;
     }
     let f: f64 = s.parse().ok()?;
     if f.is_infinite() { None } else { Some(f) }
+}
+
+/// Go's `strconv.underscoreOK`: underscores only between digits (or after a base prefix).
+fn underscore_ok(s: &str) -> bool {
+    let b = s.as_bytes();
+    let mut saw = b'^';
+    let mut i = 0;
+    let b = if !b.is_empty() && (b[0] == b'-' || b[0] == b'+') {
+        &b[1..]
+    } else {
+        b
+    };
+    let mut hex = false;
+    if b.len() >= 2 && b[0] == b'0' && matches!(b[1].to_ascii_lowercase(), b'b' | b'o' | b'x') {
+        i = 2;
+        saw = b'0';
+        hex = b[1].eq_ignore_ascii_case(&b'x');
+    }
+    while i < b.len() {
+        let c = b[i];
+        if c.is_ascii_digit() || (hex && c.is_ascii_hexdigit()) {
+            saw = b'0';
+        } else if c == b'_' {
+            if saw != b'0' {
+                return false;
+            }
+            saw = b'_';
+        } else {
+            if saw == b'_' {
+                return false;
+            }
+            saw = b'!';
+        }
+        i += 1;
+    }
+    saw != b'_'
 }
 
 fn decimal_float_syntax(s: &str) -> bool {
@@ -532,6 +578,10 @@ mod tests {
         assert_eq!(r("1.2.3"), Scalar::Str("1.2.3".into()));
         assert_eq!(r("0x"), Scalar::Str("0x".into()));
         assert_eq!(r("."), Scalar::Str(".".into()));
+        // Go's ParseFloat takes underscores between digits.
+        assert_eq!(r(".3_9"), Scalar::Float(0.39));
+        assert_eq!(r("._5"), Scalar::Str("._5".into()));
+        assert_eq!(r(".5_"), Scalar::Str(".5_".into()));
         assert_eq!(r("+"), Scalar::Str("+".into()));
         // The hint table has no entry for `<`, so `<<` resolves as a string.
         assert_eq!(r("<<"), Scalar::Str("<<".into()));

@@ -126,10 +126,7 @@ fn go_yaml_decode_tests() {
         ("empty:", r#"{"empty":null}"#),
         ("canonical: ~", r#"{"canonical":null}"#),
         ("english: null", r#"{"english":null}"#),
-        (
-            "~: null key",
-            r#"ERR unsupported map key of type: %!s(<nil>), key: <nil>, value: "null key""#,
-        ),
+        ("~: null key", r#"{"<nil>":"null key"}"#),
         ("seq: [A,B]", r#"{"seq":["A","B"]}"#),
         ("seq: [A,B,C,]", r#"{"seq":["A","B","C"]}"#),
         ("seq: [A,1,C]", r#"{"seq":["A",int:1,"C"]}"#),
@@ -354,6 +351,10 @@ fn json_conversion() {
     assert_eq!(
         parse("a: 18446744073709551615"),
         r#"{"a":18446744073709552000}"#
+    );
+    assert_eq!(
+        parse("~: null key"),
+        r#"ERR error converting YAML to JSON: unsupported map key of type: %!s(<nil>), key: <nil>, value: "null key""#
     );
     assert_eq!(parse("---\n"), "null");
     assert_eq!(parse("# only a comment\n"), "null");
