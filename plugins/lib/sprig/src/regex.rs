@@ -93,19 +93,44 @@ fn backquote(s: &str) -> String {
 
 /// Compile a Go regular expression; the error is worded as Go's `regexp.Compile` would.
 pub fn compile(pattern: &str) -> Result<Regex, String> {
-    let translated = translate(pattern);
+    let translated = translate(pattern)?;
     Regex::new(&translated).map_err(|_| go_error(pattern))
 }
 
-/// Rewrite Go syntax into the `regex` crate's where they differ.
-fn translate(pattern: &str) -> String {
+/// The repetition `{n}`, `{n,}` or `{n,m}` at the start of `chars`: its length and bounds.
+fn parse_repeat(chars: &[char]) -> Option<(usize, u32, Option<u32>)> {
+    let close = chars.iter().position(|c| *c == '}')?;
+    let body: String = chars[1..close].iter().collect();
+    let number = |s: &str| {
+        (!s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| s.parse::<u32>().unwrap_or(u32::MAX))
+    };
+    let (min, max) = match body.split_once(',') {
+        None => {
+            let n = number(&body)?;
+            (n, Some(n))
+        }
+        Some((min, "")) => (number(min)?, None),
+        Some((min, max)) => (number(min)?, Some(number(max)?)),
+    };
+    Some((close + 1, min, max))
+}
+
+/// Rewrite Go syntax into the `regex` crate's where they differ, and reject what Go rejects
+/// but the crate accepts (stacked repetitions, counts above 1000).
+fn translate(pattern: &str) -> Result<String, String> {
     let chars: Vec<char> = pattern.chars().collect();
+    let text = |from: usize, to: usize| chars[from..to].iter().collect::<String>();
+    let error =
+        |code: &str, fragment: String| format!("error parsing regexp: {code}: `{fragment}`");
     let mut out = String::with_capacity(pattern.len() + 8);
     let mut in_class = false;
     let mut class_start = false;
+    let mut last_repeat: Option<usize> = None;
     let mut i = 0;
     while i < chars.len() {
         let c = chars[i];
+        let mut this_repeat = None;
         if c == '\\' && i + 1 < chars.len() {
             let next = chars[i + 1];
             let replacement = match next {
@@ -119,15 +144,30 @@ fn translate(pattern: &str) -> String {
                 'B' if !in_class => Some("(?-u:\\B)"),
                 _ => None,
             };
-            match replacement {
-                Some(r) => out.push_str(r),
-                None => {
-                    out.push('\\');
-                    out.push(next);
-                }
-            }
             class_start = false;
-            i += 2;
+            if let Some(r) = replacement {
+                out.push_str(r);
+                i += 2;
+            } else if next == 'Q' {
+                // \Q...\E quotes everything up to \E (or the end).
+                let start = i + 2;
+                let end = (start..chars.len())
+                    .find(|&k| chars[k] == '\\' && chars.get(k + 1) == Some(&'E'))
+                    .unwrap_or(chars.len());
+                out.push_str(&regex_syntax::escape(&text(start, end)));
+                i = (end + 2).min(chars.len());
+            } else if matches!(next, 'p' | 'P' | 'x') && chars.get(i + 2) == Some(&'{') {
+                let end = (i + 2..chars.len())
+                    .find(|&k| chars[k] == '}')
+                    .map_or(chars.len(), |k| k + 1);
+                out.push_str(&text(i, end));
+                i = end;
+            } else {
+                out.push('\\');
+                out.push(next);
+                i += 2;
+            }
+            last_repeat = None;
             continue;
         }
         if in_class {
@@ -140,7 +180,7 @@ fn translate(pattern: &str) -> String {
                     .find(|&k| chars[k] == ':' && chars[k + 1] == ']');
                 match close {
                     Some(k) => {
-                        out.extend(&chars[i..k + 2]);
+                        out.push_str(&text(i, k + 2));
                         i = k + 2;
                         class_start = false;
                         continue;
@@ -158,16 +198,51 @@ fn translate(pattern: &str) -> String {
                 out.push(c);
             }
             class_start = false;
-        } else {
-            if c == '[' {
+            i += 1;
+            continue;
+        }
+        let mut width = 1;
+        match c {
+            '[' => {
                 in_class = true;
                 class_start = true;
+                out.push(c);
             }
-            out.push(c);
+            '*' | '+' | '?' => {
+                this_repeat = Some(i);
+                out.push(c);
+            }
+            '{' => match parse_repeat(&chars[i..]) {
+                Some((len, min, max)) => {
+                    if min > 1000 || max.is_some_and(|m| m > 1000 || m < min) {
+                        return Err(error("invalid repeat count", text(i, i + len)));
+                    }
+                    this_repeat = Some(i);
+                    out.push_str(&text(i, i + len));
+                    width = len;
+                }
+                // Go reads a brace that does not start a repetition literally.
+                None => out.push_str("\\{"),
+            },
+            _ => out.push(c),
         }
-        i += 1;
+        if let Some(start) = this_repeat {
+            // A lazy marker belongs to the repetition it follows.
+            if chars.get(i + width) == Some(&'?') {
+                out.push('?');
+                width += 1;
+            }
+            if let Some(previous) = last_repeat {
+                return Err(error(
+                    "invalid nested repetition operator",
+                    text(previous, i + width),
+                ));
+            }
+        }
+        last_repeat = this_repeat;
+        i += width;
     }
-    out
+    Ok(out)
 }
 
 /// Go's compile error for a pattern that failed, from the syntax error's kind and place.
@@ -456,5 +531,24 @@ mod tests {
             error("mustRegexFind", &[s("\\q"), s("a")]),
             "error parsing regexp: invalid escape sequence: `\\q`"
         );
+        // Go's parser rejects stacked repetitions and counts above 1000, and reads a
+        // brace that starts no repetition literally; \Q...\E quotes.
+        assert_eq!(
+            error("mustRegexMatch", &[s("a**"), s("a")]),
+            "error parsing regexp: invalid nested repetition operator: `**`"
+        );
+        assert_eq!(
+            error("mustRegexMatch", &[s("a*?+"), s("a")]),
+            "error parsing regexp: invalid nested repetition operator: `*?+`"
+        );
+        assert_eq!(
+            error("mustRegexMatch", &[s("x{1001}"), s("a")]),
+            "error parsing regexp: invalid repeat count: `{1001}`"
+        );
+        assert_eq!(show("mustRegexMatch", &[s("^a{,3}$"), s("a{,3}")]), "true");
+        assert_eq!(show("mustRegexMatch", &[s("a*?b"), s("aab")]), "true");
+        assert_eq!(show("mustRegexMatch", &[s("(?:a*)*"), s("aa")]), "true");
+        assert_eq!(show("regexFind", &[s("\\Q1.5\\E+"), s("x1.55")]), "1.55");
+        assert_eq!(show("regexFind", &[s("\\p{Greek}+"), s("aαβ")]), "αβ");
     }
 }
