@@ -226,7 +226,7 @@ fn translate(pattern: &str) -> Result<String, String> {
             },
             _ => out.push(c),
         }
-        if let Some(start) = this_repeat {
+        if this_repeat.is_some() {
             // A lazy marker belongs to the repetition it follows.
             if chars.get(i + width) == Some(&'?') {
                 out.push('?');
