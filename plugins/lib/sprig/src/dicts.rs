@@ -309,6 +309,66 @@ mod tests {
         );
     }
 
+    fn merge_fixture() -> (Value, Value, Value) {
+        let src2 = map(&[("h", i(10)), ("i", s("i")), ("j", s("j"))]);
+        let src1 = map(&[
+            ("a", i(1)),
+            ("b", i(2)),
+            ("d", map(&[("e", s("four"))])),
+            ("g", list(&[i(6), i(7)])),
+            ("i", s("aye")),
+            ("j", s("jay")),
+            ("k", map(&[("l", Value::Bool(false))])),
+        ]);
+        let dst = map(&[
+            ("a", s("one")),
+            ("c", i(3)),
+            ("d", map(&[("f", i(5))])),
+            ("g", list(&[i(8), i(9)])),
+            ("i", s("eye")),
+            ("k", map(&[("l", Value::Bool(true))])),
+        ]);
+        (dst, src1, src2)
+    }
+
+    #[test]
+    fn sprig_merge_tests() {
+        // Sprig dict_test.go TestMerge and TestMergeOverwrite.
+        let (dst, src1, src2) = merge_fixture();
+        let _ = call("merge", &[dst.clone(), src1, src2]);
+        assert_eq!(
+            dst.to_go_string(),
+            "map[a:one b:2 c:3 d:map[e:four f:5] g:[8 9] h:10 i:eye j:jay k:map[l:true]]"
+        );
+        let (dst, src1, src2) = merge_fixture();
+        let _ = call("mergeOverwrite", &[dst.clone(), src1, src2]);
+        assert_eq!(
+            dst.to_go_string(),
+            "map[a:1 b:2 c:3 d:map[e:four f:5] g:[6 7] h:10 i:i j:j k:map[l:false]]"
+        );
+        // dict_test.go: pick, omit, get, dig, keys.
+        let d = || map(&[("one", i(1)), ("two", i(222222))]);
+        assert_eq!(show("pick", &[d(), s("two")]), "map[two:222222]");
+        assert_eq!(show("omit", &[d(), s("one")]), "map[two:222222]");
+        assert_eq!(
+            show("pick", &[d(), s("one"), s("two"), s("three")]),
+            "map[one:1 two:222222]"
+        );
+        let nested = map(&[("a", map(&[("b", map(&[("c", i(1))]))]))]);
+        assert_eq!(
+            show("dig", &[s("a"), s("b"), s("c"), s(""), nested.clone()]),
+            "1"
+        );
+        assert_eq!(show("dig", &[s("a"), s("b"), s("z"), s("2"), nested]), "2");
+        assert_eq!(show("dig", &[s("a"), s(""), map(&[("a", i(1))])]), "1");
+        assert_eq!(show("keys", &[map(&[])]), "[]");
+        let foo = map(&[
+            ("foo", map(&[("bar", s("baz"))])),
+            ("qux", Value::Bool(true)),
+        ]);
+        assert_eq!(show("deepCopy", &[foo]), "map[foo:map[bar:baz] qux:true]");
+    }
+
     #[test]
     fn sprig_edges() {
         // dict with an odd count gives the last key "" (Sprig dict_test.go).

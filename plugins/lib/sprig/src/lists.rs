@@ -288,6 +288,54 @@ mod tests {
     }
 
     #[test]
+    fn sprig_list_tests() {
+        // Sprig list_test.go.
+        let split = call("regexSplit", &[s("/"), s("foo//bar"), i(-1)]).unwrap();
+        assert_eq!(show("compact", &[split]), "[foo bar]");
+        assert_eq!(
+            show("compact", &[list(&[i(1), i(0), s(""), s("hello")])]),
+            "[1 hello]"
+        );
+        assert_eq!(show("compact", &[list(&[s(""), s("")])]), "[]");
+        let seven: Vec<_> = (1..=7).map(i).collect();
+        assert_eq!(
+            show("chunk", &[i(3), list(&seven)]),
+            "[[1 2 3] [4 5 6] [7]]"
+        );
+        assert_eq!(show("chunk", &[i(3), list(&[])]), "[]");
+        assert_eq!(show("chunk", &[i(3), list(&[i(1), i(2)])]), "[[1 2]]");
+        let path = call("regexSplit", &[s("/"), s("foo/bar/baz"), i(-1)]).unwrap();
+        assert_eq!(
+            show("append", &[path.clone(), s("qux")]),
+            "[foo bar baz qux]"
+        );
+        assert_eq!(
+            show("prepend", &[path.clone(), s("qux")]),
+            "[qux foo bar baz]"
+        );
+        assert_eq!(show("initial", &[path.clone()]), "[foo bar]");
+        assert_eq!(show("rest", &[path.clone()]), "[bar baz]");
+        assert_eq!(show("reverse", &[path]), "[baz bar foo]");
+        assert_eq!(show("uniq", &[list(&[s("a"), s("b"), s("a")])]), "[a b]");
+        assert_eq!(
+            show("without", &[list(&[i(1), i(2), i(3), i(4)]), i(1), i(3)]),
+            "[2 4]"
+        );
+        assert_eq!(
+            show("has", &[i(4), list(&[i(1), i(2), i(3), i(4)])]),
+            "true"
+        );
+        assert_eq!(
+            show("slice", &[list(&[i(1), i(2), i(3), i(4)]), i(1), i(3)]),
+            "[2 3]"
+        );
+        assert_eq!(
+            show("concat", &[list(&[i(1)]), list(&[i(2)]), list(&[i(3)])]),
+            "[1 2 3]"
+        );
+    }
+
+    #[test]
     fn sprig_errors_and_edges() {
         // Sprig list_test.go / list.go error texts.
         assert_eq!(

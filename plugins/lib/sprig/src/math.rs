@@ -305,6 +305,61 @@ mod tests {
     }
 
     #[test]
+    fn sprig_numeric_tests() {
+        // Sprig numeric_test.go (pipelines written out: `{{ 2 | divf 5 4 }}` is divf 5 4 2).
+        assert_eq!(
+            show("biggest", &[i(1), i(2), i(3), i(345), i(5), i(6), i(7)]),
+            "345"
+        );
+        assert_eq!(show("max", &[i(345)]), "345");
+        assert_eq!(
+            show("maxf", &[i(1), i(2), i(3), f(345.7), i(5), i(6), i(7)]),
+            "345.7"
+        );
+        assert_eq!(
+            show("min", &[i(1), i(2), i(3), i(345), i(5), i(6), i(7)]),
+            "1"
+        );
+        assert_eq!(
+            show("minf", &[f(1.4), i(2), i(3), f(345.6), i(5), i(6), i(7)]),
+            "1.4"
+        );
+        assert_eq!(show("minf", &[i(345)]), "345");
+        assert_eq!(show("add1", &[i(3)]), "4");
+        assert_eq!(show("add1f", &[f(3.4)]), "4.4");
+        assert_eq!(show("add", &[i(1), i(2), i(3)]), "6");
+        assert_eq!(show("addf", &[f(1.5), f(2.2), i(3)]), "6.7");
+        assert_eq!(show("div", &[i(5), i(4)]), "1");
+        assert_eq!(show("divf", &[i(5), i(4), i(2)]), "0.625");
+        assert_eq!(show("mul", &[s("2"), i(3), s("4"), i(1)]), "24");
+        assert_eq!(show("mulf", &[s("2.4"), i(10), s("4"), f(1.2)]), "115.2");
+        assert_eq!(show("sub", &[i(14), i(3)]), "11");
+        assert_eq!(show("subf", &[f(4.5), i(1), i(3)]), "0.5");
+        assert_eq!(show("toDecimal", &[s("777")]), "511");
+        for (args, expected) in [
+            (vec![0, 1, 3], "0 1 2 3"),
+            (vec![0, 3, 10], "0 3 6 9"),
+            (vec![3, 3, 2], ""),
+            (vec![3, -3, 2], "3"),
+            (vec![], ""),
+            (vec![0, 4], "0 1 2 3 4"),
+            (vec![5], "1 2 3 4 5"),
+            (vec![-5], "1 0 -1 -2 -3 -4 -5"),
+            (vec![0], "1 0"),
+            (vec![0, 1, 2, 3], ""),
+            (vec![0, -4], "0 -1 -2 -3 -4"),
+        ] {
+            let values: Vec<_> = args.iter().map(|n| i(*n)).collect();
+            assert_eq!(show("seq", &values), expected, "seq {args:?}");
+        }
+        assert_eq!(show("untilStep", &[i(3), i(6), i(1)]), "[3 4 5]");
+        assert_eq!(show("untilStep", &[i(0), i(-10), i(-2)]), "[0 -2 -4 -6 -8]");
+        for (start, stop, step) in [(3, 0, 1), (3, 99, 0), (3, 99, -1), (3, 0, 0)] {
+            assert_eq!(show("untilStep", &[i(start), i(stop), i(step)]), "[]");
+        }
+    }
+
+    #[test]
     fn types_and_errors() {
         assert!(matches!(call("add", &[i(1), i(2)]), Ok(Value::Int64(3))));
         assert!(matches!(call("addf", &[f(0.1), f(0.2)]), Ok(Value::Float(x)) if x == 0.3));
