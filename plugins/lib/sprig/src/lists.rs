@@ -313,8 +313,8 @@ mod tests {
             show("prepend", &[path.clone(), s("qux")]),
             "[qux foo bar baz]"
         );
-        assert_eq!(show("initial", &[path.clone()]), "[foo bar]");
-        assert_eq!(show("rest", &[path.clone()]), "[bar baz]");
+        assert_eq!(show("initial", std::slice::from_ref(&path)), "[foo bar]");
+        assert_eq!(show("rest", std::slice::from_ref(&path)), "[bar baz]");
         assert_eq!(show("reverse", &[path]), "[baz bar foo]");
         assert_eq!(show("uniq", &[list(&[s("a"), s("b"), s("a")])]), "[a b]");
         assert_eq!(
