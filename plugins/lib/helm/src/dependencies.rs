@@ -18,7 +18,7 @@ use capstan_gotmpl::value::{Map, Value};
 use crate::chart::{Chart, Dependency};
 use crate::semver::is_compatible_range;
 use crate::values::{
-    CoalesceError, coalesce_values, merge_tables, merge_values, path_value, table,
+    CoalesceError, coalesce_tables, coalesce_values, merge_tables, merge_values, path_value, table,
 };
 
 /// Dependency processing failed (values could not be coalesced).
@@ -46,7 +46,25 @@ pub fn process_dependencies_with_warnings(
     warnings: &mut Vec<String>,
 ) -> Result<(), DependencyError> {
     process_enabled(chart, user_values, "", warnings)?;
-    process_import_values_recursively(chart, warnings)
+    process_import_values_recursively(chart, true, warnings)
+}
+
+/// Helm's `processDependencyEnabled(chart, values, "")` alone: aliases, tags and
+/// conditions.
+pub fn process_dependency_enabled(
+    chart: &mut Chart,
+    values: &Value,
+) -> Result<(), DependencyError> {
+    process_enabled(chart, values, "", &mut Vec::new())
+}
+
+/// Helm's `processDependencyImportValues(chart, merge)` alone: with `merge` nulls are
+/// kept (what `ProcessDependencies` uses), without it they are coalesced away.
+pub fn process_dependency_import_values(
+    chart: &mut Chart,
+    merge: bool,
+) -> Result<(), DependencyError> {
+    process_import_values_recursively(chart, merge, &mut Vec::new())
 }
 
 /// The first loaded subchart matching a declared dependency (name and version range),
@@ -184,12 +202,27 @@ fn apply_conditions(
 
 fn process_import_values_recursively(
     chart: &mut Chart,
+    merge: bool,
     warnings: &mut Vec<String>,
 ) -> Result<(), DependencyError> {
     for child in chart.dependencies_mut() {
-        process_import_values_recursively(child, warnings)?;
+        process_import_values_recursively(child, merge, warnings)?;
     }
-    process_import_values(chart, warnings)
+    process_import_values(chart, merge, warnings)
+}
+
+/// A deep copy without nil entries (recursively through maps).
+fn trim_nil_values(values: &Value) -> Value {
+    match values {
+        Value::Map(map) => Value::from(
+            map.borrow()
+                .iter()
+                .filter(|(_, v)| !v.is_nil())
+                .map(|(k, v)| (k.clone(), trim_nil_values(v)))
+                .collect::<Map>(),
+        ),
+        other => other.deep_copy(),
+    }
 }
 
 /// `{path[0]: {path[1]: ... data}}`, or `data` itself for `.`.
@@ -215,12 +248,24 @@ fn normalised_import(child: &str, parent: &str) -> Value {
 
 fn process_import_values(
     chart: &mut Chart,
+    merge: bool,
     warnings: &mut Vec<String>,
 ) -> Result<(), DependencyError> {
     if chart.metadata.dependencies.is_none() {
         return Ok(());
     }
-    let merged = merge_values(chart, &Value::Nil)?;
+    let combine = |dst: &Value, src: &Value| {
+        if merge {
+            merge_tables(dst, src)
+        } else {
+            coalesce_tables(dst, src)
+        }
+    };
+    let merged = if merge {
+        merge_values(chart, &Value::Nil)?
+    } else {
+        coalesce_values(chart, &Value::Nil)?
+    };
     let mut imported = Value::new_map();
     let mut declared = chart.metadata.dependencies.take().unwrap_or_default();
     for dependency in &mut declared {
@@ -238,7 +283,7 @@ fn process_import_values(
                     normalised.push(normalised_import(&child, &parent));
                     match table(&merged, &format!("{}.{child}", dependency.name)) {
                         Some(source) => {
-                            imported = merge_tables(&imported, &path_to_map(&parent, source));
+                            imported = combine(&imported, &path_to_map(&parent, source));
                         }
                         None => warnings.push(format!(
                             "ImportValues missing table from chart {}: {child}",
@@ -250,7 +295,7 @@ fn process_import_values(
                     let child = format!("exports.{name}");
                     normalised.push(normalised_import(&child, "."));
                     match table(&merged, &format!("{}.{child}", dependency.name)) {
-                        Some(source) => imported = merge_tables(&imported, &source),
+                        Some(source) => imported = combine(&imported, &source),
                         None => warnings.push(format!(
                             "ImportValues missing table: {}.{child}",
                             dependency.name
@@ -264,7 +309,11 @@ fn process_import_values(
     }
     chart.metadata.dependencies = Some(declared);
     // Imports rank below the chart's own values; the copy keeps shared maps apart.
-    chart.values = merge_tables(&merged.deep_copy(), &imported);
+    chart.values = if merge {
+        merge_tables(&merged.deep_copy(), &imported)
+    } else {
+        coalesce_tables(&trim_nil_values(&merged), &imported)
+    };
     Ok(())
 }
 
