@@ -108,6 +108,91 @@ type SResult<T> = Result<T, Problem>;
 const MAX_FLOW_LEVEL: usize = 10000;
 const MAX_INDENTS: usize = 10000;
 
+/// go-yaml's reader buffering (`readerc.go`), tracked only as far as it shows: raw input is
+/// taken 512 bytes at a time and decoded whole, a refused character fails when its chunk
+/// is decoded, and the decoded buffer is moved so that it starts at the scanner's position
+/// whenever it is refilled (libyaml's `is_bom` test looks at the buffer's first character,
+/// not at the current one).
+struct Reader {
+    /// Byte offset (in the input, byte-order mark included) just after each character.
+    char_end: Vec<usize>,
+    total: usize,
+    starts_with_bom: bool,
+    input_pos: usize,
+    consumed: usize,
+    decoded: usize,
+    nuls: usize,
+    eof: bool,
+    encoding_known: bool,
+    buf_start: usize,
+    bad_char: Option<usize>,
+}
+
+const RAW_BUFFER_SIZE: usize = 512;
+
+impl Reader {
+    fn unread(&self, pos: usize) -> usize {
+        (self.decoded + self.nuls).saturating_sub(pos)
+    }
+
+    fn update_raw(&mut self) {
+        let unconsumed = self.input_pos - self.consumed;
+        if unconsumed >= RAW_BUFFER_SIZE || self.eof {
+            return;
+        }
+        if self.input_pos == self.total {
+            self.eof = true;
+            return;
+        }
+        let n = (RAW_BUFFER_SIZE - unconsumed).min(self.total - self.input_pos);
+        self.input_pos += n;
+    }
+
+    /// `yaml_parser_update_buffer(parser, length)` with the scanner at char `pos`.
+    fn update(&mut self, pos: usize, length: usize) -> Result<(), Problem> {
+        if self.unread(pos) >= length {
+            return Ok(());
+        }
+        if !self.encoding_known {
+            while !self.eof && self.input_pos - self.consumed < 3 {
+                self.update_raw();
+            }
+            if self.starts_with_bom && self.input_pos >= 3 {
+                self.consumed = 3;
+            }
+            self.encoding_known = true;
+        }
+        self.buf_start = pos;
+        let mut first = true;
+        while self.unread(pos) < length {
+            if !first || self.consumed == self.input_pos {
+                self.update_raw();
+            }
+            first = false;
+            while self.decoded < self.char_end.len()
+                && self.char_end[self.decoded] <= self.input_pos
+            {
+                if self.bad_char == Some(self.decoded) {
+                    return Err(Problem {
+                        kind: ErrorKind::Reader,
+                        context: "",
+                        context_mark: Mark::default(),
+                        problem: "control characters are not allowed".into(),
+                        problem_mark: Mark::default(),
+                    });
+                }
+                self.consumed = self.char_end[self.decoded];
+                self.decoded += 1;
+            }
+            if self.eof {
+                self.nuls += 1;
+                break;
+            }
+        }
+        Ok(())
+    }
+}
+
 /// The scanner state.
 pub struct Scanner {
     buf: Vec<char>,
@@ -124,8 +209,7 @@ pub struct Scanner {
     simple_keys: Vec<SimpleKey>,
     simple_keys_by_tok: HashMap<usize, usize>,
     flow_level: usize,
-    /// First character the reader refuses (a control character), as a char index.
-    bad_char: Option<usize>,
+    reader: Reader,
 }
 
 fn is_break(c: char) -> bool {
@@ -151,9 +235,29 @@ fn reader_allows(c: char) -> bool {
 impl Scanner {
     /// A scanner over the text (a leading byte-order mark is dropped as the reader does).
     pub fn new(text: &str) -> Scanner {
-        let text = text.strip_prefix('\u{FEFF}').unwrap_or(text);
-        let mut buf: Vec<char> = text.chars().collect();
+        let starts_with_bom = text.starts_with('\u{FEFF}');
+        let body = text.strip_prefix('\u{FEFF}').unwrap_or(text);
+        let mut buf: Vec<char> = body.chars().collect();
         let bad_char = buf.iter().position(|&c| !reader_allows(c));
+        let mut char_end = Vec::with_capacity(buf.len());
+        let mut offset = text.len() - body.len();
+        for c in &buf {
+            offset += c.len_utf8();
+            char_end.push(offset);
+        }
+        let reader = Reader {
+            char_end,
+            total: text.len(),
+            starts_with_bom,
+            input_pos: 0,
+            consumed: 0,
+            decoded: 0,
+            nuls: 0,
+            eof: false,
+            encoding_known: false,
+            buf_start: 0,
+            bad_char,
+        };
         buf.extend(['\0'; 8]);
         Scanner {
             buf,
@@ -170,8 +274,18 @@ impl Scanner {
             simple_keys: Vec::new(),
             simple_keys_by_tok: HashMap::new(),
             flow_level: 0,
-            bad_char,
+            reader,
         }
+    }
+
+    /// Makes `n` characters available (go-yaml's `cache`/`update_buffer` calls).
+    fn cache(&mut self, n: usize) -> SResult<()> {
+        self.reader.update(self.pos, n)
+    }
+
+    /// libyaml's `is_bom(buffer, pos)`, which tests the buffer's first character.
+    fn buffer_starts_with_bom(&self) -> bool {
+        self.buf.get(self.reader.buf_start) == Some(&'\u{FEFF}')
     }
 
     fn ch(&self, k: usize) -> char {
@@ -293,22 +407,13 @@ impl Scanner {
     }
 
     fn fetch_next_token(&mut self) -> SResult<()> {
-        if let Some(bad) = self.bad_char {
-            // The reader decodes ahead of the scanner; a refused character stops everything.
-            let _ = bad;
-            return Err(Problem {
-                kind: ErrorKind::Reader,
-                context: "",
-                context_mark: Mark::default(),
-                problem: "control characters are not allowed".into(),
-                problem_mark: Mark::default(),
-            });
-        }
+        self.cache(1)?;
         if !self.stream_start_produced {
             return self.fetch_stream_start();
         }
-        self.scan_to_next_token();
+        self.scan_to_next_token()?;
         self.unroll_indent(self.col());
+        self.cache(4)?;
         let c = self.ch(0);
         if c == '\0' {
             return self.fetch_stream_end();
@@ -705,19 +810,27 @@ impl Scanner {
         Ok(())
     }
 
-    fn scan_to_next_token(&mut self) {
+    fn scan_to_next_token(&mut self) -> SResult<()> {
         loop {
+            self.cache(1)?;
+            if self.mark.column == 0 && self.buffer_starts_with_bom() {
+                self.skip();
+            }
+            self.cache(1)?;
             while self.ch(0) == ' '
                 || ((self.flow_level > 0 || !self.simple_key_allowed) && self.ch(0) == '\t')
             {
                 self.skip();
+                self.cache(1)?;
             }
             if self.ch(0) == '#' {
                 while !is_breakz(self.ch(0)) {
                     self.skip();
+                    self.cache(1)?;
                 }
             }
             if is_break(self.ch(0)) {
+                self.cache(2)?;
                 self.skip_line();
                 if self.flow_level == 0 {
                     self.simple_key_allowed = true;
@@ -726,15 +839,19 @@ impl Scanner {
                 break;
             }
         }
+        Ok(())
     }
 
     fn skip_comment_to_break(&mut self, start: Mark, context: &'static str) -> SResult<()> {
+        self.cache(1)?;
         while is_blank(self.ch(0)) {
             self.skip();
+            self.cache(1)?;
         }
         if self.ch(0) == '#' {
             while !is_breakz(self.ch(0)) {
                 self.skip();
+                self.cache(1)?;
             }
         }
         if !is_breakz(self.ch(0)) {
@@ -745,6 +862,7 @@ impl Scanner {
             ));
         }
         if is_break(self.ch(0)) {
+            self.cache(2)?;
             self.skip_line();
         }
         Ok(())
@@ -754,8 +872,10 @@ impl Scanner {
         let start = self.mark;
         self.skip();
         let mut name = String::new();
+        self.cache(1)?;
         while is_alpha(self.ch(0)) {
             self.read(&mut name);
+            self.cache(1)?;
         }
         if name.is_empty() {
             return Err(self.error(
@@ -772,8 +892,10 @@ impl Scanner {
             ));
         }
         let kind = if name == "YAML" {
+            self.cache(1)?;
             while is_blank(self.ch(0)) {
                 self.skip();
+                self.cache(1)?;
             }
             let major = self.scan_version_number(start)?;
             if self.ch(0) != '.' {
@@ -787,10 +909,13 @@ impl Scanner {
             let minor = self.scan_version_number(start)?;
             TokenKind::VersionDirective(major, minor)
         } else if name == "TAG" {
+            self.cache(1)?;
             while is_blank(self.ch(0)) {
                 self.skip();
+                self.cache(1)?;
             }
             let handle = self.scan_tag_handle(true, start)?;
+            self.cache(1)?;
             if !is_blank(self.ch(0)) {
                 return Err(self.error(
                     "while scanning a %TAG directive",
@@ -800,8 +925,10 @@ impl Scanner {
             }
             while is_blank(self.ch(0)) {
                 self.skip();
+                self.cache(1)?;
             }
             let prefix = self.scan_tag_uri(true, "", start)?;
+            self.cache(1)?;
             if !is_blankz(self.ch(0)) {
                 return Err(self.error(
                     "while scanning a %TAG directive",
@@ -825,6 +952,7 @@ impl Scanner {
     fn scan_version_number(&mut self, start: Mark) -> SResult<u8> {
         let mut value: u8 = 0;
         let mut length = 0;
+        self.cache(1)?;
         while self.ch(0).is_ascii_digit() {
             length += 1;
             if length > 2 {
@@ -836,6 +964,7 @@ impl Scanner {
             }
             value = value * 10 + (self.ch(0) as u8 - b'0');
             self.skip();
+            self.cache(1)?;
         }
         if length == 0 {
             return Err(self.error(
@@ -851,8 +980,10 @@ impl Scanner {
         let start = self.mark;
         self.skip();
         let mut s = String::new();
+        self.cache(1)?;
         while is_alpha(self.ch(0)) {
             self.read(&mut s);
+            self.cache(1)?;
         }
         let end = self.mark;
         let c = self.ch(0);
@@ -889,6 +1020,7 @@ impl Scanner {
 
     fn scan_tag(&mut self) -> SResult<Token> {
         let start = self.mark;
+        self.cache(2)?;
         let (handle, suffix);
         if self.ch(1) == '<' {
             self.skip();
@@ -919,6 +1051,7 @@ impl Scanner {
                 }
             }
         }
+        self.cache(1)?;
         if !is_blankz(self.ch(0)) {
             return Err(self.error(
                 "while scanning a tag",
@@ -935,13 +1068,16 @@ impl Scanner {
     }
 
     fn scan_tag_handle(&mut self, directive: bool, start: Mark) -> SResult<String> {
+        self.cache(1)?;
         if self.ch(0) != '!' {
             return Err(self.tag_error(directive, start, "did not find expected '!'"));
         }
         let mut s = String::new();
         self.read(&mut s);
+        self.cache(1)?;
         while is_alpha(self.ch(0)) {
             self.read(&mut s);
+            self.cache(1)?;
         }
         if self.ch(0) == '!' {
             self.read(&mut s);
@@ -957,6 +1093,7 @@ impl Scanner {
         if head.len() > 1 {
             bytes.extend_from_slice(&head.as_bytes()[1..]);
         }
+        self.cache(1)?;
         loop {
             let c = self.ch(0);
             let ok = is_alpha(c)
@@ -992,6 +1129,7 @@ impl Scanner {
                 bytes.extend_from_slice(c.encode_utf8(&mut tmp).as_bytes());
                 self.skip();
             }
+            self.cache(1)?;
             has_tag = true;
         }
         if !has_tag {
@@ -1003,6 +1141,7 @@ impl Scanner {
     fn scan_uri_escapes(&mut self, directive: bool, start: Mark, out: &mut Vec<u8>) -> SResult<()> {
         let mut w: i32 = 1024;
         while w > 0 {
+            self.cache(3)?;
             let (c0, c1, c2) = (self.ch(0), self.ch(1), self.ch(2));
             if !(c0 == '%' && c1.is_ascii_hexdigit() && c2.is_ascii_hexdigit()) {
                 return Err(self.tag_error(directive, start, "did not find URI escaped octet"));
@@ -1046,12 +1185,14 @@ impl Scanner {
     fn scan_block_scalar(&mut self, literal: bool) -> SResult<Token> {
         let start = self.mark;
         self.skip();
+        self.cache(1)?;
         let mut chomping = 0i32;
         let mut increment = 0i64;
         let c = self.ch(0);
         if c == '+' || c == '-' {
             chomping = if c == '+' { 1 } else { -1 };
             self.skip();
+            self.cache(1)?;
             if self.ch(0).is_ascii_digit() {
                 if self.ch(0) == '0' {
                     return Err(self.error(
@@ -1073,6 +1214,7 @@ impl Scanner {
             }
             increment = (c as u8 - b'0') as i64;
             self.skip();
+            self.cache(1)?;
             let c = self.ch(0);
             if c == '+' || c == '-' {
                 chomping = if c == '+' { 1 } else { -1 };
@@ -1093,6 +1235,7 @@ impl Scanner {
         let mut leading_break = String::new();
         let mut trailing_breaks = String::new();
         self.scan_block_scalar_breaks(&mut indent, &mut trailing_breaks, start, &mut end)?;
+        self.cache(1)?;
         let mut leading_blank = false;
         while self.col() == indent && self.ch(0) != '\0' {
             let trailing_blank = is_blank(self.ch(0));
@@ -1109,7 +1252,9 @@ impl Scanner {
             leading_blank = is_blank(self.ch(0));
             while !is_breakz(self.ch(0)) {
                 self.read(&mut s);
+                self.cache(1)?;
             }
+            self.cache(2)?;
             self.read_line(&mut leading_break);
             self.scan_block_scalar_breaks(&mut indent, &mut trailing_breaks, start, &mut end)?;
         }
@@ -1141,8 +1286,10 @@ impl Scanner {
         *end = self.mark;
         let mut max_indent: i64 = 0;
         loop {
+            self.cache(1)?;
             while (*indent == 0 || self.col() < *indent) && self.ch(0) == ' ' {
                 self.skip();
+                self.cache(1)?;
             }
             if self.col() > max_indent {
                 max_indent = self.col();
@@ -1157,6 +1304,7 @@ impl Scanner {
             if !is_break(self.ch(0)) {
                 break;
             }
+            self.cache(2)?;
             self.read_line(breaks);
             *end = self.mark;
         }
@@ -1187,6 +1335,7 @@ impl Scanner {
         let mut trailing_breaks = String::new();
         let mut whitespaces = String::new();
         loop {
+            self.cache(4)?;
             if self.at_document_indicator() {
                 return Err(self.error(
                     "while scanning a quoted scalar",
@@ -1211,6 +1360,7 @@ impl Scanner {
                 } else if (single && c == '\'') || (!single && c == '"') {
                     break;
                 } else if !single && c == '\\' && is_break(self.ch(1)) {
+                    self.cache(3)?;
                     self.skip();
                     self.skip_line();
                     leading_blanks = true;
@@ -1249,6 +1399,7 @@ impl Scanner {
                     self.skip();
                     self.skip();
                     if code_length > 0 {
+                        self.cache(code_length)?;
                         let mut value: u32 = 0;
                         for k in 0..code_length {
                             let Some(d) = self.ch(k).to_digit(16) else {
@@ -1277,7 +1428,9 @@ impl Scanner {
                 } else {
                     self.read(&mut s);
                 }
+                self.cache(2)?;
             }
+            self.cache(1)?;
             let c = self.ch(0);
             if (single && c == '\'') || (!single && c == '"') {
                 break;
@@ -1289,13 +1442,17 @@ impl Scanner {
                     } else {
                         self.skip();
                     }
-                } else if !leading_blanks {
-                    whitespaces.clear();
-                    self.read_line(&mut leading_break);
-                    leading_blanks = true;
                 } else {
-                    self.read_line(&mut trailing_breaks);
+                    self.cache(2)?;
+                    if !leading_blanks {
+                        whitespaces.clear();
+                        self.read_line(&mut leading_break);
+                        leading_blanks = true;
+                    } else {
+                        self.read_line(&mut trailing_breaks);
+                    }
                 }
+                self.cache(1)?;
             }
             if leading_blanks {
                 if leading_break.starts_with('\n') {
@@ -1339,6 +1496,7 @@ impl Scanner {
         let start = self.mark;
         let mut end = self.mark;
         loop {
+            self.cache(4)?;
             if self.at_document_indicator() {
                 break;
             }
@@ -1374,10 +1532,12 @@ impl Scanner {
                 }
                 self.read(&mut s);
                 end = self.mark;
+                self.cache(2)?;
             }
             if !(is_blank(self.ch(0)) || is_break(self.ch(0))) {
                 break;
             }
+            self.cache(1)?;
             while is_blank(self.ch(0)) || is_break(self.ch(0)) {
                 if is_blank(self.ch(0)) {
                     if leading_blanks && self.col() < indent && self.ch(0) == '\t' {
@@ -1392,13 +1552,17 @@ impl Scanner {
                     } else {
                         self.skip();
                     }
-                } else if !leading_blanks {
-                    whitespaces.clear();
-                    self.read_line(&mut leading_break);
-                    leading_blanks = true;
                 } else {
-                    self.read_line(&mut trailing_breaks);
+                    self.cache(2)?;
+                    if !leading_blanks {
+                        whitespaces.clear();
+                        self.read_line(&mut leading_break);
+                        leading_blanks = true;
+                    } else {
+                        self.read_line(&mut trailing_breaks);
+                    }
                 }
+                self.cache(1)?;
             }
             if self.flow_level == 0 && self.col() < indent {
                 break;
