@@ -749,4 +749,238 @@ mod tests {
         assert!(table(&values, "chapter.one").is_some());
         assert!(table(&values, "chapter.one.title").is_none());
     }
+
+    #[test]
+    fn merge_values_keeps_nulls_like_helm() {
+        // Helm TestMergeValues (same user values as TestCoalesceValues).
+        let ahab = chart(
+            "ahab",
+            map(&[
+                (
+                    "global",
+                    map(&[
+                        ("nested", map(&[("foo", s("bar"))])),
+                        ("nested2", map(&[("l2", s("ahab"))])),
+                    ]),
+                ),
+                ("scope", s("ahab")),
+                ("name", s("ahab")),
+                ("boat", t()),
+                ("nested", map(&[("foo", f()), ("bar", t())])),
+            ]),
+            vec![],
+        );
+        let pequod = chart(
+            "pequod",
+            map(&[
+                ("name", s("pequod")),
+                ("scope", s("pequod")),
+                ("global", map(&[("nested2", map(&[("l1", s("pequod"))]))])),
+            ]),
+            vec![ahab],
+        );
+        let spouter = chart(
+            "spouter",
+            map(&[
+                ("scope", s("spouter")),
+                ("global", map(&[("nested2", map(&[("l1", s("spouter"))]))])),
+            ]),
+            vec![],
+        );
+        let moby = chart(
+            "moby",
+            map(&[
+                ("back", s("exists")),
+                ("bottom", s("exists")),
+                ("front", s("exists")),
+                ("left", s("exists")),
+                ("name", s("moby")),
+                ("nested", map(&[("boat", t())])),
+                ("override", s("bad")),
+                ("right", s("exists")),
+                ("scope", s("moby")),
+                ("top", s("nope")),
+                ("global", map(&[("nested2", map(&[("l0", s("moby"))]))])),
+            ]),
+            vec![pequod, spouter],
+        );
+        let user = moby_user_values();
+        let before = user.to_go_string();
+        let v = merge_values(&moby, &user).unwrap();
+        assert_eq!(user.to_go_string(), before);
+        let expectations = [
+            ("top", "yup"),
+            ("back", ""),
+            ("name", "moby"),
+            ("global.name", "Ishmael"),
+            ("global.subject", "Queequeg"),
+            ("global.harpooner", "<no value>"),
+            ("pequod.name", "pequod"),
+            ("pequod.ahab.name", "ahab"),
+            ("pequod.ahab.scope", "whale"),
+            ("pequod.ahab.nested.foo", "true"),
+            ("pequod.ahab.global.name", "Ishmael"),
+            ("pequod.ahab.global.nested.foo", "bar"),
+            ("pequod.ahab.global.subject", "Queequeg"),
+            ("pequod.ahab.global.harpooner", "Tashtego"),
+            ("pequod.global.name", "Ishmael"),
+            ("pequod.global.nested.foo", "<no value>"),
+            ("pequod.global.subject", "Queequeg"),
+            ("spouter.global.name", "Ishmael"),
+            ("spouter.global.harpooner", "<no value>"),
+            ("global.nested.boat", "true"),
+            ("pequod.global.nested.boat", "true"),
+            ("spouter.global.nested.boat", "true"),
+            ("pequod.global.nested.sail", "true"),
+            ("spouter.global.nested.sail", "<no value>"),
+            ("global.nested2.l0", "moby"),
+            ("global.nested2.l1", "<no value>"),
+            ("global.nested2.l2", "<no value>"),
+            ("pequod.global.nested2.l0", "moby"),
+            ("pequod.global.nested2.l1", "pequod"),
+            ("pequod.global.nested2.l2", "<no value>"),
+            ("pequod.ahab.global.nested2.l0", "moby"),
+            ("pequod.ahab.global.nested2.l1", "pequod"),
+            ("pequod.ahab.global.nested2.l2", "ahab"),
+            ("spouter.global.nested2.l0", "moby"),
+            ("spouter.global.nested2.l1", "spouter"),
+            ("spouter.global.nested2.l2", "<no value>"),
+        ];
+        for (path, want) in expectations {
+            assert_eq!(expand(&v, path), want, "{{{{.{path}}}}}");
+        }
+        for kept_null in ["bottom", "right", "left", "front"] {
+            assert!(
+                has(&v, kept_null) && lookup(&v, kept_null).is_nil(),
+                "{kept_null}"
+            );
+        }
+        assert!(has(&v, "nested.boat"));
+        assert!(has(&v, "pequod.ahab.boat"));
+        assert!(has(&v, "pequod.ahab.nested.bar"));
+    }
+
+    #[test]
+    fn coalesce_warnings_like_helm() {
+        // Helm TestCoalesceValuesWarnings.
+        let level3 = chart(
+            "level3",
+            map(&[
+                ("name", s("ahab")),
+                ("boat", t()),
+                (
+                    "spear",
+                    map(&[("tip", t()), ("sail", map(&[("cotton", t())]))]),
+                ),
+            ]),
+            vec![],
+        );
+        let level2 = chart("level2", map(&[("name", s("pequod"))]), vec![level3]);
+        let level1 = chart("level1", map(&[("name", s("moby"))]), vec![level2]);
+        let user = map(&[(
+            "level2",
+            map(&[(
+                "level3",
+                map(&[
+                    ("boat", map(&[("mast", t())])),
+                    (
+                        "spear",
+                        map(&[("tip", map(&[("sharp", t())])), ("sail", t())]),
+                    ),
+                ]),
+            )]),
+        )]);
+        let mut warnings = Vec::new();
+        coalesce_values_with_warnings(&level1, &user, &mut warnings).unwrap();
+        for expected in [
+            "warning: skipped value for level1.level2.level3.boat: Not a table.",
+            "warning: destination for level1.level2.level3.spear.tip is a table. Ignoring non-table value (true)",
+            "warning: cannot overwrite table with non table for level1.level2.level3.spear.sail (map[cotton:true])",
+        ] {
+            assert!(
+                warnings.iter().any(|w| w == expected),
+                "{expected} in {warnings:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn concat_prefix_like_helm() {
+        // Helm TestConcatPrefix.
+        assert_eq!(concat_prefix("", "b"), "b");
+        assert_eq!(concat_prefix("a", "b"), "a.b");
+    }
+
+    #[test]
+    fn empty_default_map_keeps_user_nils() {
+        // Helm TestCoalesceValuesEmptyMapWithNils.
+        let c = chart("test", map(&[("data", Value::new_map())]), vec![]);
+        let v = coalesce_values(
+            &c,
+            &map(&[("data", map(&[("foo", s("bar")), ("baz", Value::Nil)]))]),
+        )
+        .unwrap();
+        assert_eq!(expand(&v, "data.foo"), "bar");
+        assert!(has(&v, "data.baz") && lookup(&v, "data.baz").is_nil());
+    }
+
+    #[test]
+    fn subchart_default_nils_are_cleaned() {
+        // Helm TestCoalesceValuesSubchartDefaultNilsCleaned.
+        let child = chart(
+            "child",
+            map(&[("keyMapping", map(&[("password", Value::Nil)]))]),
+            vec![],
+        );
+        let parent = chart("parent", Value::new_map(), vec![child]);
+        let v = coalesce_values(&parent, &Value::new_map()).unwrap();
+        assert!(matches!(lookup(&v, "child.keyMapping"), Value::Map(_)));
+        assert!(!has(&v, "child.keyMapping.password"));
+    }
+
+    #[test]
+    fn user_null_erases_subchart_default() {
+        // Helm TestCoalesceValuesUserNullErasesSubchartDefault.
+        let child = chart("child", map(&[("someKey", s("default"))]), vec![]);
+        let parent = chart("parent", Value::new_map(), vec![child]);
+        let v =
+            coalesce_values(&parent, &map(&[("child", map(&[("someKey", Value::Nil)]))])).unwrap();
+        assert!(!has(&v, "child.someKey"));
+    }
+
+    #[test]
+    fn subchart_nil_does_not_shadow_global() {
+        // Helm TestCoalesceValuesSubchartNilDoesNotShadowGlobal.
+        let child = chart(
+            "child",
+            map(&[("ingress", map(&[("feature", Value::Nil)]))]),
+            vec![],
+        );
+        let parent = chart("parent", Value::new_map(), vec![child]);
+        let user = map(&[("global", map(&[("ingress", map(&[("feature", t())]))]))]);
+        let v = coalesce_values(&parent, &user).unwrap();
+        assert!(matches!(lookup(&v, "child.ingress"), Value::Map(_)));
+        assert!(!has(&v, "child.ingress.feature"));
+    }
+
+    #[test]
+    fn subchart_nil_cleaned_when_user_partially_overrides() {
+        // Helm TestCoalesceValuesSubchartNilCleanedWhenUserPartiallyOverrides.
+        let child = chart(
+            "child",
+            map(&[(
+                "keyMapping",
+                map(&[("password", Value::Nil), ("format", s("bcrypt"))]),
+            )]),
+            vec![],
+        );
+        let parent = chart("parent", Value::new_map(), vec![child]);
+        let user = map(&[(
+            "child",
+            map(&[("keyMapping", map(&[("format", s("sha256"))]))]),
+        )]);
+        let v = coalesce_values(&parent, &user).unwrap();
+        assert_eq!(expand(&v, "child.keyMapping.format"), "sha256");
+        assert!(!has(&v, "child.keyMapping.password"));
+    }
 }
