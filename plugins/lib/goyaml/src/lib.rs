@@ -116,6 +116,22 @@ pub fn from_yaml_typed(text: &str) -> Result<Value, YamlError> {
     decode::to_typed_value(&go).map_err(YamlError)
 }
 
+/// What sigs.k8s.io/yaml stores in a Go `string` field (e.g. `Chart.yaml`'s `version`,
+/// `appVersion`, `keywords` items) for a value of [`from_yaml_typed`]: ints in decimal,
+/// floats as `strconv.FormatFloat(f, 'g', -1, 32)` (`1.10` → `"1.1"`, `1e7` → `"1e+07"`,
+/// `.inf` → `"+Inf"`), bools as `true`/`false`, strings as they are; `None` for nil (the
+/// field keeps its zero value) and for lists and maps (a JSON type error in Go).
+/// (Integers above `int64`, which go-yaml gives as `uint64`, reach this as floats.)
+pub fn go_string_field(value: &Value) -> Option<String> {
+    match value {
+        Value::String(s) => Some(s.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        Value::Int(i) | Value::Int64(i) => Some(i.to_string()),
+        Value::Float(f) => Some(format_float32_g(*f)),
+        _ => None,
+    }
+}
+
 /// Default output limit of [`to_yaml`] (bytes).
 pub const DEFAULT_OUTPUT_LIMIT: usize = 64 << 20;
 /// Default nesting limit of [`to_yaml`].

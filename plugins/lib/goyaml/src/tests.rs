@@ -68,6 +68,29 @@ fn snippet_from_yaml() {
 }
 
 #[test]
+fn string_fields_like_sigs_yaml() {
+    // Go: sigs.k8s.io/yaml.Unmarshal into a struct with string fields.
+    let v = from_yaml_typed(
+        "version: 1.10\nappVersion: 10000000\nname: true\nkeywords: [1, 1.5, yes, 1e7, 0755]\nx: 0.1\nw: .inf\nz: -0",
+    )
+    .unwrap_or_default();
+    let Value::Map(m) = v else { panic!() };
+    let m = m.borrow();
+    let get = |k: &str| m.get(k).and_then(go_string_field);
+    assert_eq!(get("version").as_deref(), Some("1.1"));
+    assert_eq!(get("appVersion").as_deref(), Some("10000000"));
+    assert_eq!(get("name").as_deref(), Some("true"));
+    assert_eq!(get("x").as_deref(), Some("0.1"));
+    assert_eq!(get("w").as_deref(), Some("+Inf"));
+    assert_eq!(get("z").as_deref(), Some("0"));
+    let Some(Value::List(k)) = m.get("keywords") else {
+        panic!()
+    };
+    let k: Vec<String> = k.iter().filter_map(go_string_field).collect();
+    assert_eq!(k, vec!["1", "1.5", "true", "1e+07", "493"]);
+}
+
+#[test]
 fn typed_targets() {
     assert_eq!(
         from_yaml_map("a: 1").map(|v| j(&v)),
