@@ -1083,7 +1083,7 @@ mod tests {
         assert_eq!(format_float32_g(123456.0), "123456");
         assert_eq!(format_float32_g(0.0001), "0.0001");
         assert_eq!(format_float32_g(0.00001), "1e-05");
-        assert_eq!(format_float32_g(3.14159), "3.14159");
+        assert_eq!(format_float32_g(1.23456), "1.23456");
         assert_eq!(format_float32_g(-2.5), "-2.5");
     }
 
@@ -1102,5 +1102,98 @@ mod tests {
             "root/charts/child/charts/grand"
         );
         assert_eq!(child.dependencies()[0].chart_path(), "root.child.grand");
+    }
+
+    #[test]
+    fn chart_yaml_decodes_like_sigs_yaml() {
+        // sigs.k8s.io/yaml hands a YAML number or bool to a Go string field as
+        // FormatInt / FormatFloat(x, 'g', -1, 32) / FormatBool text.
+        let m = Metadata::from_yaml(
+            "apiVersion: v2\nname: demo\nversion: 1.0\nappVersion: 1.10\nkubeVersion: 1\n\
+             annotations:\n  answer: 42\n  flag: yes\nkeywords: [a, 2]\nDescription: mixed case\n\
+             dependencies:\n  - name: sub\n    version: ~1\n    import-values: [data, {child: a, parent: b}]\n\
+             unknown: ignored\n",
+        )
+        .unwrap();
+        assert_eq!(m.version, "1");
+        assert_eq!(m.app_version, "1.1");
+        assert_eq!(m.kube_version, "1");
+        assert_eq!(m.annotations["answer"], "42");
+        assert_eq!(m.annotations["flag"], "true");
+        assert_eq!(m.keywords, ["a", "2"]);
+        assert_eq!(
+            m.description, "mixed case",
+            "JSON field names match case-insensitively"
+        );
+        let dependencies = m.dependencies.unwrap();
+        assert_eq!(dependencies[0].version, "~1");
+        assert_eq!(dependencies[0].import_values.len(), 2);
+        assert!(
+            Metadata::from_yaml("name: x\n")
+                .unwrap()
+                .dependencies
+                .is_none()
+        );
+        assert_eq!(
+            Metadata::from_yaml("dependencies: []\n")
+                .unwrap()
+                .dependencies
+                .map(|d| d.len()),
+            Some(0)
+        );
+    }
+
+    #[test]
+    fn chart_yaml_type_errors_read_like_encoding_json() {
+        assert_eq!(
+            Metadata::from_yaml("deprecated: \"yes\"\n").unwrap_err(),
+            "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal string into Go struct field Metadata.deprecated of type bool"
+        );
+        assert_eq!(
+            Metadata::from_yaml("- a\n").unwrap_err(),
+            "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal array into Go value of type v2.Metadata"
+        );
+        assert_eq!(
+            Metadata::from_yaml("maintainers:\n  - null\n").unwrap_err(),
+            "validation: maintainers must not contain empty or null nodes"
+        );
+    }
+
+    #[test]
+    fn requirements_merge_into_metadata() {
+        let mut m = Metadata::from_yaml("apiVersion: v1\nname: old\nversion: 1.0.0\n").unwrap();
+        m.merge_yaml("dependencies:\n  - name: a\n    version: 1.0.0\n")
+            .unwrap();
+        assert_eq!(m.name, "old");
+        assert_eq!(
+            m.dependencies.map(|d| d[0].name.clone()).as_deref(),
+            Some("a")
+        );
+    }
+
+    #[test]
+    fn go_field_view_for_templates() {
+        let mut m = Metadata::from_yaml(
+            "apiVersion: v2\nname: demo\nversion: 0.1.0\nmaintainers:\n  - name: me\n    url: u\n",
+        )
+        .unwrap();
+        m.validate().unwrap();
+        let view = m.to_go_fields();
+        let Value::Map(fields) = &view else {
+            panic!("a map")
+        };
+        let fields = fields.borrow();
+        assert_eq!(fields["Name"].as_str(), Some("demo"));
+        assert_eq!(fields["APIVersion"].as_str(), Some("v2"));
+        assert_eq!(fields["AppVersion"].as_str(), Some(""));
+        assert!(matches!(fields["Deprecated"], Value::Bool(false)));
+        assert_eq!(
+            fields["Maintainers"].to_go_string(),
+            "[map[Email: Name:me URL:u]]"
+        );
+        assert_eq!(
+            m.to_json_value().to_go_string(),
+            "map[apiVersion:v2 maintainers:[map[name:me url:u]] name:demo version:0.1.0]"
+        );
     }
 }
