@@ -70,7 +70,7 @@ fn main() {
     for line in stdin.lock().lines() {
         let Ok(line) = line else { break };
         let text = unhex(line.trim());
-        let mut fields = vec![String::new(); 8];
+        let mut fields = vec![String::new(); 11];
         match capstan_goyaml::from_yaml(&text) {
             Err(e) => fields[1] = e.0,
             Ok(v) => {
@@ -89,8 +89,14 @@ fn main() {
                 }
             }
         }
-        if let Err(e) = capstan_goyaml::from_yaml_typed(&text) {
-            fields[2] = e.0;
+        match capstan_goyaml::from_yaml_typed(&text) {
+            Err(e) => fields[2] = e.0,
+            Ok(v) => {
+                let err = |e: capstan_goyaml::YamlError| format!("ERR {}", e.0);
+                fields[8] = capstan_goyaml::to_yaml(&v).unwrap_or_else(err);
+                fields[9] = capstan_goyaml::to_yaml_pretty(&v).unwrap_or_else(err);
+                fields[10] = capstan_goyaml::to_toml(&v).unwrap_or_else(err);
+            }
         }
         let encoded: Vec<String> = fields.iter().map(|f| hex(f)).collect();
         let _ = writeln!(stdout, "{}", encoded.join("\t"));
