@@ -7,7 +7,7 @@
 //! [`decode`] (go-yaml's decoder and the JSON conversion), [`resolve`] (YAML 1.1 implicit
 //! types), [`jsonstep`] (the `json.Marshal` half of `toYaml`), [`emit`] and [`sort`] (the
 //! go-yaml v2 encoder/emitter and its key order), [`toml`] (BurntSushi/toml's encoder, for
-//! `toToml`), [`format`] (Go formatting helpers).
+//! `toToml`), [`mod@format`] (Go formatting helpers).
 //!
 //! Checked against real Go (go.yaml.in/yaml/v2 v2.4.4, v3 v3.0.4, sigs.k8s.io/yaml v1.6.0,
 //! BurntSushi/toml v1.6.0): `tests/oracle.rs` holds 1100+ documents with Go's results.
