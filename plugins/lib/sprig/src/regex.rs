@@ -475,6 +475,73 @@ mod tests {
     }
 
     #[test]
+    fn patterns_from_real_charts() {
+        // The most common regular expressions in the parity charts' templates.
+        assert_eq!(
+            show(
+                "regexReplaceAll",
+                &[s("(-?[^a-z\\d\\-])+-?"), s("My_App.v2"), s("-")]
+            ),
+            "-y-pp-v2"
+        );
+        assert_eq!(
+            show("regexReplaceAllLiteral", &[s("\\W"), s("a-b.c"), s("_")]),
+            "a_b_c"
+        );
+        assert_eq!(
+            show(
+                "regexReplaceAll",
+                &[s("[^A-Za-z0-9]+$"), s("name--"), s("")]
+            ),
+            "name"
+        );
+        assert_eq!(
+            show(
+                "regexMatch",
+                &[s("{(v[0-9])*[^}]*}}$"), s("{{ .Values.x }}")]
+            ),
+            "true"
+        );
+        assert_eq!(
+            show("regexMatch", &[s("{(v[0-9])*[^}]*}}$"), s("plain")]),
+            "false"
+        );
+        assert_eq!(
+            show("regexFind", &[s("-r\\d+$|sha256:"), s("1.2.3-r4")]),
+            "-r4"
+        );
+        assert_eq!(
+            show(
+                "regexReplaceAll",
+                &[s("[^a-zA-Z0-9-_.]+"), s("a b/c_d-e.f"), s("")]
+            ),
+            "abc_d-e.f"
+        );
+        assert_eq!(
+            show(
+                "regexReplaceAll",
+                &[s("@sha256:[a-f0-9]+"), s("img@sha256:abc1"), s("")]
+            ),
+            "img"
+        );
+        assert_eq!(
+            show("regexReplaceAll", &[s("([A-Za-z])i"), s("Mi"), s("${1}")]),
+            "M"
+        );
+        assert_eq!(show("regexMatch", &[s(":\\d+$"), s("host:80")]), "true");
+        assert_eq!(
+            show(
+                "regexMatch",
+                &[
+                    s("^arn:(aws|aws-us-gov|aws-cn):iam::.*$"),
+                    s("arn:aws:iam::1:role/x")
+                ]
+            ),
+            "true"
+        );
+    }
+
+    #[test]
     fn go_semantics() {
         // Go regexp docs: ReplaceAllString examples.
         assert_eq!(
