@@ -786,10 +786,20 @@ pub fn sort_keys(v: &mut GoVal, flavor: Flavor) {
         GoVal::Seq(items) => items.iter_mut().for_each(|x| sort_keys(x, flavor)),
         GoVal::Map(entries) => {
             let v3 = matches!(flavor, Flavor::V3(_));
-            crate::sort::sort_with(entries, &|(a, _), (b, _)| match (a, b) {
-                (GoVal::Str(a), GoVal::Str(b)) => key_less(a, b, v3),
-                _ => false,
-            });
+            let mut order: Vec<usize> = (0..entries.len()).collect();
+            {
+                let key = |i: usize| match &entries[i].0 {
+                    GoVal::Str(s) => s.as_str(),
+                    _ => "",
+                };
+                crate::sort::sort_with(&mut order, &|&a, &b| key_less(key(a), key(b), v3));
+            }
+            let mut slots: Vec<Option<(GoVal, GoVal)>> = entries.drain(..).map(Some).collect();
+            for i in order {
+                if let Some(entry) = slots.get_mut(i).and_then(Option::take) {
+                    entries.push(entry);
+                }
+            }
             entries.iter_mut().for_each(|(_, v)| sort_keys(v, flavor));
         }
         _ => {}

@@ -74,6 +74,17 @@ pub fn sort_with<T: Clone>(items: &mut Vec<T>, less: &dyn Fn(&T, &T) -> bool) {
     if n < 2 {
         return;
     }
+    if n <= 12 {
+        // Insertion sort, as Go's pdqsort does for short runs.
+        for i in 1..n {
+            let mut j = i;
+            while j > 0 && less(&items[j], &items[j - 1]) {
+                items.swap(j, j - 1);
+                j -= 1;
+            }
+        }
+        return;
+    }
     let mut width = 1;
     let mut src = items.clone();
     let mut dst = items.clone();
