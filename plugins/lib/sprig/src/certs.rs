@@ -2,8 +2,9 @@
 //! `x509` marshalling), `genCA`, `genSelfSignedCert`, `genSignedCert` (RSA 2048 keys, or a
 //! given PEM key with the `WithKey` variants) and `buildCustomCert`. The certificates carry
 //! the extensions Sprig's Go template asks for (key usages, server/client auth, CA basic
-//! constraints, SANs from the IP and DNS lists, key identifiers). Their bytes are random in
-//! Helm too; only their shape can match. DSA keys are not supported.
+//! constraints, SANs from the IP and DNS lists, key identifiers), signed with the issuer's
+//! RSA, P-256 or Ed25519 key. Their bytes are random in Helm too; only their shape can
+//! match. DSA keys are not supported.
 
 use std::rc::Rc;
 use std::time::Duration;
@@ -400,10 +401,9 @@ fn issue(
     let extensions =
         |builder: &mut dyn FnMut(Extension) -> Result<(), FuncError>| -> Result<(), FuncError> {
             builder(Extension::KeyUsage(KeyUsage(usages)))?;
-            builder(Extension::ExtendedKeyUsage(ExtendedKeyUsage(vec![
-                SERVER_AUTH,
-                CLIENT_AUTH,
-            ])))?;
+            builder(Extension::ExtendedKeyUsage(GoExtendedKeyUsage(
+                ExtendedKeyUsage(vec![SERVER_AUTH, CLIENT_AUTH]),
+            )))?;
             builder(Extension::BasicConstraints(BasicConstraints {
                 ca: is_ca,
                 path_len_constraint: None,
@@ -466,10 +466,16 @@ fn issue(
                 .map_err(cert_error)?
                 .to_der()
         }
-        PrivateKey::Ed25519(_) => {
-            return Err(cert_error(
-                "x509: Ed25519 signing keys are not supported here",
-            ));
+        PrivateKey::Ed25519(secret) => {
+            let signing = Ed25519Signer(secret.clone());
+            let mut builder =
+                CertificateBuilder::new(profile, serial, validity, subject, spki.clone(), &signing)
+                    .map_err(cert_error)?;
+            extensions(&mut |ext| ext.add_to(&mut builder))?;
+            builder
+                .build::<Ed25519Signature>()
+                .map_err(cert_error)?
+                .to_der()
         }
     }
     .map_err(cert_error)?;
@@ -482,10 +488,67 @@ fn issue(
     })
 }
 
+/// Extended key usage marked non-critical, as Go's `x509.CreateCertificate` writes it.
+struct GoExtendedKeyUsage(ExtendedKeyUsage);
+
+impl x509_cert::der::oid::AssociatedOid for GoExtendedKeyUsage {
+    const OID: ObjectIdentifier = <ExtendedKeyUsage as x509_cert::der::oid::AssociatedOid>::OID;
+}
+
+impl Encode for GoExtendedKeyUsage {
+    fn encoded_len(&self) -> x509_cert::der::Result<x509_cert::der::Length> {
+        self.0.encoded_len()
+    }
+
+    fn encode(&self, writer: &mut impl x509_cert::der::Writer) -> x509_cert::der::Result<()> {
+        self.0.encode(writer)
+    }
+}
+
+impl x509_cert::ext::AsExtension for GoExtendedKeyUsage {
+    fn critical(&self, _subject: &Name, _extensions: &[x509_cert::ext::Extension]) -> bool {
+        false
+    }
+}
+
+/// An Ed25519 key as the certificate builder wants a signer.
+struct Ed25519Signer(ed25519_dalek::SigningKey);
+
+/// An Ed25519 signature encoded as the certificate's signature bit string.
+struct Ed25519Signature(ed25519_dalek::Signature);
+
+impl x509_cert::spki::SignatureBitStringEncoding for Ed25519Signature {
+    fn to_bitstring(&self) -> x509_cert::der::Result<x509_cert::der::asn1::BitString> {
+        x509_cert::der::asn1::BitString::from_bytes(&self.0.to_bytes())
+    }
+}
+
+impl signature::Signer<Ed25519Signature> for Ed25519Signer {
+    fn try_sign(&self, message: &[u8]) -> Result<Ed25519Signature, signature::Error> {
+        Ok(Ed25519Signature(self.0.sign(message)))
+    }
+}
+
+impl signature::Keypair for Ed25519Signer {
+    type VerifyingKey = ed25519_dalek::VerifyingKey;
+
+    fn verifying_key(&self) -> Self::VerifyingKey {
+        self.0.verifying_key()
+    }
+}
+
+impl x509_cert::spki::DynSignatureAlgorithmIdentifier for Ed25519Signer {
+    fn signature_algorithm_identifier(
+        &self,
+    ) -> x509_cert::spki::Result<x509_cert::spki::AlgorithmIdentifierOwned> {
+        self.0.signature_algorithm_identifier()
+    }
+}
+
 /// One extension for the builder.
 enum Extension {
     KeyUsage(KeyUsage),
-    ExtendedKeyUsage(ExtendedKeyUsage),
+    ExtendedKeyUsage(GoExtendedKeyUsage),
     BasicConstraints(BasicConstraints),
     SubjectKeyIdentifier(SubjectKeyIdentifier),
     AuthorityKeyIdentifier(AuthorityKeyIdentifier),
@@ -618,6 +681,11 @@ mod tests {
         assert_eq!(cert.tbs_certificate.issuer.to_string(), "CN=my-ca");
         assert_eq!(cert.tbs_certificate.extensions.as_ref().unwrap().len(), 5);
         assert!(signed.key.starts_with("-----BEGIN RSA PRIVATE KEY-----"));
+        let ed = pair(call("genCAWithKey", &[s("ed-ca"), i(1), s(ED_KEY)]).unwrap());
+        assert_eq!(
+            parse(&ed.cert).tbs_certificate.subject.to_string(),
+            "CN=ed-ca"
+        );
         let self_signed = pair(
             call(
                 "genSelfSignedCertWithKey",
