@@ -160,17 +160,17 @@ pub fn register(funcs: &mut FuncMap) {
             0,
             count,
             if count < 0 { -1 } else { 1 },
-        )))
+        )?))
     });
     funcs.add("untilStep", 3, false, |args| {
         let (start, stop, step) = (arg_int(args, 0)?, arg_int(args, 1)?, arg_int(args, 2)?);
-        Ok(int_list(until_step(start, stop, step)))
+        Ok(int_list(until_step(start, stop, step)?))
     });
     funcs.add("seq", 0, true, |args| {
         let params = (0..args.len())
             .map(|i| arg_int(args, i))
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(Value::from(seq(&params)))
+        Ok(Value::from(seq(&params)?))
     });
 }
 
@@ -213,57 +213,49 @@ fn int_list(values: Vec<i64>) -> Value {
     Value::from(values.into_iter().map(Value::Int).collect::<Vec<_>>())
 }
 
+/// The longest sequence `until`, `untilStep` and `seq` build. Go has no bound (it runs out
+/// of memory instead); this keeps a template from exhausting the plugin's memory.
+const MAX_SEQUENCE: i128 = 1 << 24;
+
 /// Sprig's `untilStep`: from `start` towards `stop` (exclusive) by `step`; empty when the
 /// step goes the wrong way.
-fn until_step(start: i64, stop: i64, step: i64) -> Vec<i64> {
-    let mut out = Vec::new();
-    if stop < start {
-        if step >= 0 {
-            return out;
-        }
-        let mut i = start;
-        while i > stop {
-            out.push(i);
-            i += step;
-        }
-        return out;
+fn until_step(start: i64, stop: i64, step: i64) -> Result<Vec<i64>, FuncError> {
+    if step == 0 || (stop < start) != (step < 0) || stop == start {
+        return Ok(Vec::new());
     }
-    if step <= 0 {
-        return out;
+    let span = (i128::from(stop) - i128::from(start)).abs();
+    let count = (span + i128::from(step).abs() - 1) / i128::from(step).abs();
+    if count > MAX_SEQUENCE {
+        return Err(FuncError::new("runtime error: makeslice: len out of range"));
     }
-    let mut i = start;
-    while i < stop {
-        out.push(i);
-        i += step;
-    }
-    out
+    Ok((0..count as i64).map(|k| start + k * step).collect())
 }
 
 /// Sprig's `seq` (like the Unix command): `seq END`, `seq START END`, `seq START STEP END`.
-fn seq(params: &[i64]) -> String {
+fn seq(params: &[i64]) -> Result<String, FuncError> {
     let numbers = match *params {
         [end] => {
             let increment = if end < 1 { -1 } else { 1 };
-            until_step(1, end + increment, increment)
+            until_step(1, end.saturating_add(increment), increment)?
         }
         [start, end] => {
             let step = if end < start { -1 } else { 1 };
-            until_step(start, end + step, step)
+            until_step(start, end.saturating_add(step), step)?
         }
         [start, step, end] => {
             let increment = if end < start { -1 } else { 1 };
             if end < start && step > 0 {
-                return String::new();
+                return Ok(String::new());
             }
-            until_step(start, end + increment, step)
+            until_step(start, end.saturating_add(increment), step)?
         }
-        _ => return String::new(),
+        _ => return Ok(String::new()),
     };
-    numbers
+    Ok(numbers
         .iter()
         .map(i64::to_string)
         .collect::<Vec<_>>()
-        .join(" ")
+        .join(" "))
 }
 
 #[cfg(test)]
@@ -394,5 +386,15 @@ mod tests {
         let n = call("randInt", &[i(5), i(7)]).unwrap().as_int().unwrap();
         assert!((5..7).contains(&n));
         assert_eq!(error("randInt", &[i(5), i(5)]), "invalid argument to Intn");
+        // Sequences too long to hold are refused instead of exhausting memory.
+        assert_eq!(
+            error("until", &[i(1 << 40)]),
+            "runtime error: makeslice: len out of range"
+        );
+        // Go's loop would overflow here and never end; the sequence stops before overflowing.
+        assert_eq!(
+            show("untilStep", &[i(0), i(i64::MAX), i(i64::MAX / 2)]),
+            "[0 4611686018427387903 9223372036854775806]"
+        );
     }
 }
