@@ -316,6 +316,22 @@ mod tests {
     }
 
     #[test]
+    fn decrypts_what_openssl_encrypts() {
+        // `openssl enc -aes-256-cbc -K <"secretkey" zero-padded to 32 bytes> -iv 00..0f` of
+        // "Hello, Helm!", with the IV in front and base64-encoded, as Sprig lays it out.
+        assert_eq!(
+            show(
+                "decryptAES",
+                &[
+                    s("secretkey"),
+                    s("AAECAwQFBgcICQoLDA0OD3BLNb31RR7MVYmvDU0LsBo=")
+                ]
+            ),
+            "Hello, Helm!"
+        );
+    }
+
+    #[test]
     fn aes_round_trip() {
         let encrypted = show("encryptAES", &[s("secretkey"), s("plaintext")]);
         // IV (16) + one block (16), base64: 44 characters.
