@@ -29,11 +29,12 @@ use x509_cert::time::Validity;
 use crate::crypto::{SystemRandom, random_bytes};
 use crate::encoding::{base64_decode, base64_encode};
 
-const COMMON_NAME: ObjectIdentifier = ObjectIdentifier::new_unwrap("2.5.4.3");
-const SERVER_AUTH: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.3.6.1.5.5.7.3.1");
-const CLIENT_AUTH: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.3.6.1.5.5.7.3.2");
-const P256_CURVE: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.10045.3.1.7");
-const SUBJECT_KEY_IDENTIFIER: ObjectIdentifier = ObjectIdentifier::new_unwrap("2.5.29.14");
+use x509_cert::der::oid::db::rfc4519::CN as COMMON_NAME;
+use x509_cert::der::oid::db::rfc5280::{
+    ID_CE_SUBJECT_KEY_IDENTIFIER as SUBJECT_KEY_IDENTIFIER, ID_KP_CLIENT_AUTH as CLIENT_AUTH,
+    ID_KP_SERVER_AUTH as SERVER_AUTH,
+};
+use x509_cert::der::oid::db::rfc5912::SECP_256_R_1 as P256_CURVE;
 
 pub fn register(funcs: &mut FuncMap) {
     funcs.add("genPrivateKey", 1, false, |args| {
