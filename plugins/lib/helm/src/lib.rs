@@ -13,6 +13,7 @@ pub mod objects;
 pub mod output;
 pub mod package;
 pub mod pipeline;
+pub mod schema;
 pub mod semver;
 pub mod strvals;
 pub mod toml;

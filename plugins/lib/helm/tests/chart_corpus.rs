@@ -2,7 +2,9 @@
 //! `../shared/helm-parity/cases` beside the workspace) loads with its vendored
 //! dependencies; for each values variant Helm rendered, dependency processing and
 //! coalescing succeed, and every chart Helm's output names in a `# Source:` line is still
-//! enabled after dependency processing (by its full path, aliases included).
+//! enabled after dependency processing (by its full path, aliases included), and the
+//! coalesced values meet every chart's `values.schema.json` (Helm rendered them, so
+//! they passed Helm's schema check).
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -11,6 +13,7 @@ use capstan_gotmpl::value::Value;
 use capstan_helm::chart::Chart;
 use capstan_helm::dependencies::process_dependencies;
 use capstan_helm::load::{load, load_values};
+use capstan_helm::schema::validate_against_schema;
 use capstan_helm::values::coalesce_values;
 
 fn corpus_dir() -> PathBuf {
@@ -49,6 +52,15 @@ fn count(chart: &Chart) -> usize {
     1 + chart.dependencies().iter().map(count).sum::<usize>()
 }
 
+fn count_schemas(chart: &Chart) -> usize {
+    usize::from(chart.schema.is_some())
+        + chart
+            .dependencies()
+            .iter()
+            .map(count_schemas)
+            .sum::<usize>()
+}
+
 /// The chart paths named by `# Source: a/charts/b/templates/x.yaml` lines.
 fn source_charts(expected: &str) -> BTreeSet<String> {
     expected
@@ -72,6 +84,7 @@ fn every_corpus_chart_loads_and_processes_dependencies() {
     }
     let mut failures = Vec::new();
     let mut charts = 0;
+    let mut schemas_checked = 0;
     for case in &cases {
         let name = case
             .file_name()
@@ -115,9 +128,16 @@ fn every_corpus_chart_loads_and_processes_dependencies() {
                 failures.push(format!("{name}/{stem}: dependencies: {error}"));
                 continue;
             }
-            if let Err(error) = coalesce_values(&chart, &user) {
-                failures.push(format!("{name}/{stem}: coalesce: {error}"));
-                continue;
+            let coalesced = match coalesce_values(&chart, &user) {
+                Ok(values) => values,
+                Err(error) => {
+                    failures.push(format!("{name}/{stem}: coalesce: {error}"));
+                    continue;
+                }
+            };
+            schemas_checked += count_schemas(&chart);
+            if let Err(error) = validate_against_schema(&chart, &coalesced) {
+                failures.push(format!("{name}/{stem}: schema: {error}"));
             }
             let mut enabled = BTreeSet::new();
             full_paths(&chart, &mut enabled);
@@ -131,7 +151,7 @@ fn every_corpus_chart_loads_and_processes_dependencies() {
         }
     }
     eprintln!(
-        "loaded {} corpus cases ({charts} charts with subcharts)",
+        "loaded {} corpus cases ({charts} charts with subcharts); {schemas_checked} schema checks",
         cases.len()
     );
     assert!(
