@@ -66,7 +66,10 @@ impl Rules {
 
     /// Whether `path` (relative to the chart root, `/`-separated) is ignored.
     pub fn ignores(&self, path: &str, is_folder: bool) -> bool {
-        let base = path.rsplit('/').next().unwrap_or(path);
+        if matches!(path, "" | "." | "./") {
+            return false;
+        }
+        let base = go_base(path);
         for rule in &self.0 {
             let subject = if rule.whole_path { path } else { base };
             let matched = || glob_match(&rule.pattern, subject).unwrap_or(false);
@@ -95,6 +98,15 @@ impl Rules {
         }
         self.ignores(path, false)
     }
+}
+
+/// Go's `filepath.Base` for `/` paths: the last element, trailing slashes dropped.
+fn go_base(path: &str) -> &str {
+    let trimmed = path.trim_end_matches('/');
+    if trimmed.is_empty() {
+        return if path.is_empty() { "." } else { "/" };
+    }
+    trimmed.rsplit('/').next().unwrap_or(trimmed)
 }
 
 /// Go's `filepath.Match`: `*` (any run without `/`), `?` (one non-`/`), `[...]` classes
@@ -249,5 +261,55 @@ mod tests {
             Rules::parse("a\n**/b\n").unwrap_err(),
             ".helmignore line 2: `**` is not supported"
         );
+    }
+
+    #[test]
+    fn ignore_table_from_helm() {
+        // Helm pkg/ignore/rules_test.go TestIgnore (folders as in its fixtures).
+        let folders = ["cargo", "cargo/", "mast/", ".", "./"];
+        let cases = [
+            ("helm.txt", "helm.txt", true),
+            ("helm.*", "helm.txt", true),
+            ("helm.*", "rudder.txt", false),
+            ("*.txt", "tiller.txt", true),
+            ("*.txt", "cargo/a.txt", true),
+            ("cargo/*.txt", "cargo/a.txt", true),
+            ("cargo/*.*", "cargo/a.txt", true),
+            ("cargo/*.txt", "mast/a.txt", false),
+            ("ru[c-e]?er.txt", "rudder.txt", true),
+            ("templates/.?*", "templates/.dotfile", true),
+            (".*", ".", false),
+            (".*", "./", false),
+            (".*", ".joonix", true),
+            (".*", "helm.txt", false),
+            (".*", "", false),
+            ("cargo/", "cargo", true),
+            ("cargo/", "cargo/", true),
+            ("cargo/", "mast/", false),
+            ("helm.txt/", "helm.txt", false),
+            ("!helm.txt", "helm.txt", false),
+            ("!helm.txt", "tiller.txt", true),
+            ("!*.txt", "cargo", true),
+            ("!cargo/", "mast/", true),
+            ("/a.txt", "a.txt", true),
+            ("/a.txt", "cargo/a.txt", false),
+            ("/cargo/a.txt", "cargo/a.txt", true),
+        ];
+        for (pattern, name, expected) in cases {
+            let rules = Rules::parse(pattern).unwrap();
+            assert_eq!(
+                rules.ignores(name, folders.contains(&name)),
+                expected,
+                "{name:?} with {pattern:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn parse_failures_from_helm() {
+        // Helm TestParseFail.
+        for rule in ["foo/**/bar", "[z-"] {
+            assert!(Rules::parse(rule).is_err(), "{rule}");
+        }
     }
 }
