@@ -516,6 +516,16 @@ impl Parser<'_> {
     }
 }
 
+fn run_into(text: &str, dest: &Value, mode: Mode<'_>) -> Result<(), StrvalsError> {
+    match dest {
+        Value::Map(map) => run(text, map, mode),
+        other => Err(StrvalsError(format!(
+            "cannot parse values into a {}",
+            other.type_name()
+        ))),
+    }
+}
+
 fn run(text: &str, dest: &MapRef, mode: Mode<'_>) -> Result<(), StrvalsError> {
     Parser {
         text: text.chars().collect(),
@@ -550,34 +560,35 @@ pub fn parse_literal(text: &str) -> Result<Value, StrvalsError> {
     Ok(Value::Map(dest))
 }
 
-/// Helm's `ParseInto` (`--set` into existing values; changes made before an error stay).
-pub fn parse_into(text: &str, dest: &MapRef) -> Result<(), StrvalsError> {
-    run(text, dest, Mode::Typed)
+/// Helm's `ParseInto` (`--set` into existing values, a map; changes made before an error
+/// stay).
+pub fn parse_into(text: &str, dest: &Value) -> Result<(), StrvalsError> {
+    run_into(text, dest, Mode::Typed)
 }
 
 /// Helm's `ParseIntoString` (`--set-string`).
-pub fn parse_into_string(text: &str, dest: &MapRef) -> Result<(), StrvalsError> {
-    run(text, dest, Mode::Strings)
+pub fn parse_into_string(text: &str, dest: &Value) -> Result<(), StrvalsError> {
+    run_into(text, dest, Mode::Strings)
 }
 
 /// Helm's `ParseJSON` (`--set-json`).
-pub fn parse_json_into(text: &str, dest: &MapRef) -> Result<(), StrvalsError> {
-    run(text, dest, Mode::Json)
+pub fn parse_json_into(text: &str, dest: &Value) -> Result<(), StrvalsError> {
+    run_into(text, dest, Mode::Json)
 }
 
 /// Helm's `ParseLiteralInto` (`--set-literal`).
-pub fn parse_literal_into(text: &str, dest: &MapRef) -> Result<(), StrvalsError> {
-    run(text, dest, Mode::Literal)
+pub fn parse_literal_into(text: &str, dest: &Value) -> Result<(), StrvalsError> {
+    run_into(text, dest, Mode::Literal)
 }
 
 /// Helm's `ParseIntoFile` (`--set-file`): `reader` turns each value (a path) into the
 /// value stored.
 pub fn parse_into_file(
     text: &str,
-    dest: &MapRef,
+    dest: &Value,
     reader: FileReader<'_>,
 ) -> Result<(), StrvalsError> {
-    run(text, dest, Mode::File(reader))
+    run_into(text, dest, Mode::File(reader))
 }
 
 #[cfg(test)]
@@ -750,7 +761,7 @@ mod tests {
         dest.borrow_mut().insert("outer".into(), Value::from(outer));
         parse_into(
             "outer.inner1=value1,outer.inner3=value3,outer.inner4=4",
-            &dest,
+            &Value::Map(dest.clone()),
         )
         .unwrap();
         assert_eq!(
@@ -758,15 +769,15 @@ mod tests {
             "map[outer:map[inner1:value1 inner2:value2 inner3:value3 inner4:4]]"
         );
         let dest = fresh();
-        parse_into("listOuter[0][0].type=listValue", &dest).unwrap();
-        parse_into("listOuter[0][0].status=alive", &dest).unwrap();
+        parse_into("listOuter[0][0].type=listValue", &Value::Map(dest.clone())).unwrap();
+        parse_into("listOuter[0][0].status=alive", &Value::Map(dest.clone())).unwrap();
         assert_eq!(
             Value::Map(dest).to_go_string(),
             "map[listOuter:[[map[status:alive type:listValue]]]]"
         );
         let dest = fresh();
-        parse_into("listOuter[0][0].type=listValue", &dest).unwrap();
-        parse_into("listOuter[1][0].status=alive", &dest).unwrap();
+        parse_into("listOuter[0][0].type=listValue", &Value::Map(dest.clone())).unwrap();
+        parse_into("listOuter[1][0].status=alive", &Value::Map(dest.clone())).unwrap();
         assert_eq!(
             Value::Map(dest).to_go_string(),
             "map[listOuter:[[map[type:listValue]] [map[status:alive]]]]"
@@ -781,7 +792,7 @@ mod tests {
         outer.insert("inner1".into(), Value::from("overwrite"));
         outer.insert("inner2".into(), Value::from("value2"));
         dest.borrow_mut().insert("outer".into(), Value::from(outer));
-        parse_into_string("outer.inner1=1,outer.inner3=3", &dest).unwrap();
+        parse_into_string("outer.inner1=1,outer.inner3=3", &Value::Map(dest.clone())).unwrap();
         assert_eq!(
             Value::Map(dest).to_go_string(),
             "map[outer:map[inner1:1 inner2:value2 inner3:3]]"
@@ -802,7 +813,7 @@ mod tests {
         let dest = start();
         parse_json_into(
             "outer.inner1=\"1\",outer.inner3=3,outer.inner4=true,outer.inner5=\"true\"",
-            &dest,
+            &Value::Map(dest.clone()),
         )
         .unwrap();
         assert_eq!(
@@ -812,7 +823,7 @@ mod tests {
         let dest = start();
         parse_json_into(
             "outer.inner1={\"a\":\"1\",\"b\":2,\"c\":[1,2,3]},outer.inner3=[\"new value 1\",\"new value 2\"],outer.inner4={\"aa\":\"1\",\"bb\":2,\"cc\":[1,2,3]},outer.inner5=[{\"A\":\"1\",\"B\":2,\"C\":[1,2,3]}]",
-            &dest,
+            &Value::Map(dest.clone()),
         )
         .unwrap();
         assert_eq!(
@@ -822,7 +833,7 @@ mod tests {
         let dest = start();
         parse_json_into(
             "outer.inner1=,outer.inner3={\"aa\":\"1\",\"bb\":2,\"cc\":[1,2,3]},outer.inner3.cc[1]=null",
-            &dest,
+            &Value::Map(dest.clone()),
         )
         .unwrap();
         assert_eq!(
@@ -832,7 +843,7 @@ mod tests {
         assert!(
             parse_json_into(
                 "outer.inner1={\"a\":\"1\",\"b\":2,\"c\":[1,2,3]},outer.inner3=[\"new value 1\",\"new value 2\"],outer.inner4={\"aa\":\"1\",\"bb\":2,\"cc\":[1,2,3]},outer.inner5={\"A\":\"1\",\"B\":2,\"C\":[1,2,3]}]",
-                &fresh()
+                &Value::Map(fresh())
             )
             .is_err()
         );
@@ -846,7 +857,7 @@ mod tests {
             assert_eq!(path, "path1");
             Ok(Value::from("value1"))
         };
-        parse_into_file("name1=path1", &dest, &mut reader).unwrap();
+        parse_into_file("name1=path1", &Value::Map(dest.clone()), &mut reader).unwrap();
         assert_eq!(Value::Map(dest).to_go_string(), "map[name1:value1]");
     }
 
