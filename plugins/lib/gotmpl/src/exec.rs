@@ -550,7 +550,16 @@ impl<'t> State<'t> {
             }
             Arg::Chain(pos, node, fields) => {
                 let receiver = self.eval_arg(dot, node)?;
-                self.eval_field_chain(dot, receiver.clone(), receiver.is_nil(), *pos, first, fields, cmd, final_value)
+                self.eval_field_chain(
+                    dot,
+                    receiver.clone(),
+                    receiver.is_nil(),
+                    *pos,
+                    first,
+                    fields,
+                    cmd,
+                    final_value,
+                )
             }
             Arg::Identifier(_, name) => self.eval_function(dot, name, cmd, final_value),
             Arg::Pipe(_, pipe) => {
@@ -624,7 +633,16 @@ impl<'t> State<'t> {
                     pos: *pos,
                     args: vec![arg.clone()],
                 };
-                self.eval_field_chain(dot, value.clone(), value.is_nil(), *pos, arg, &names[1..], &cmd, None)
+                self.eval_field_chain(
+                    dot,
+                    value.clone(),
+                    value.is_nil(),
+                    *pos,
+                    arg,
+                    &names[1..],
+                    &cmd,
+                    None,
+                )
             }
             Arg::Pipe(_, pipe) => {
                 // Variables declared inside parentheses stay visible afterwards, as in Go.
@@ -643,7 +661,16 @@ impl<'t> State<'t> {
                     pos: *pos,
                     args: vec![arg.clone()],
                 };
-                self.eval_field_chain(dot, receiver.clone(), receiver.is_nil(), *pos, arg, fields, &cmd, None)
+                self.eval_field_chain(
+                    dot,
+                    receiver.clone(),
+                    receiver.is_nil(),
+                    *pos,
+                    arg,
+                    fields,
+                    &cmd,
+                    None,
+                )
             }
         }
     }
@@ -1064,7 +1091,10 @@ mod tests {
         // fields of it are empty rather than an error — Helm charts rely on
         // `(.Values.resources.limits).cpu`.
         assert_eq!(run("{{ (.Values.nope).cpu }}").unwrap(), "<no value>");
-        assert_eq!(run("{{ $x := .Values.nope }}{{ $x.cpu }}").unwrap(), "<no value>");
+        assert_eq!(
+            run("{{ $x := .Values.nope }}{{ $x.cpu }}").unwrap(),
+            "<no value>"
+        );
         // Nil data is Go's invalid value: field access gives nothing, no error.
         assert_eq!(
             run_with("{{ .a.b }}", Value::Nil, MissingKey::Zero).unwrap(),

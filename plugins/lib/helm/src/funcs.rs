@@ -5,7 +5,7 @@
 use std::rc::Rc;
 
 use capstan_gotmpl::funcs::{FuncError, FuncMap, arg, arg_str};
-use capstan_gotmpl::json;
+use capstan_gotmpl::json::{self, JsonTarget};
 use capstan_gotmpl::value::{Map, Value};
 
 /// Marks around `required`/`fail` messages so the engine can report them on their own.
@@ -64,29 +64,26 @@ pub fn helm_functions(lookup: Option<LookupFn>) -> FuncMap {
             .map_err(|e| FuncError(e.to_string()))
     });
     funcs.add("toYamlPretty", 1, false, |args| {
-        Ok(Value::from(to_yaml_text(&args[0])))
+        Ok(Value::from(
+            match capstan_goyaml::to_yaml_pretty(&args[0]) {
+                Ok(text) => text.strip_suffix('\n').map(str::to_owned).unwrap_or(text),
+                Err(_) => String::new(),
+            },
+        ))
     });
     funcs.add("fromYaml", 1, false, |args| {
         let text = arg_str(args, 0)?;
-        Ok(match capstan_goyaml::from_yaml(text) {
-            Ok(Value::Map(m)) => Value::Map(m),
+        Ok(match capstan_goyaml::from_yaml_map(text) {
             Ok(Value::Nil) => Value::new_map(),
-            Ok(other) => error_map(&format!(
-                "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
-                json_kind(&other)
-            )),
+            Ok(map) => map,
             Err(e) => error_map(&e.to_string()),
         })
     });
     funcs.add("fromYamlArray", 1, false, |args| {
         let text = arg_str(args, 0)?;
-        Ok(match capstan_goyaml::from_yaml(text) {
-            Ok(Value::List(l)) => Value::List(l),
+        Ok(match capstan_goyaml::from_yaml_array(text) {
             Ok(Value::Nil) => Value::from(Vec::new()),
-            Ok(other) => Value::from(vec![Value::from(format!(
-                "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {} into Go value of type []interface {{}}",
-                json_kind(&other)
-            ))]),
+            Ok(list) => list,
             Err(e) => Value::from(vec![Value::from(e.to_string())]),
         })
     });
@@ -100,36 +97,43 @@ pub fn helm_functions(lookup: Option<LookupFn>) -> FuncMap {
     });
     funcs.add("fromJson", 1, false, |args| {
         let text = arg_str(args, 0)?;
-        Ok(match json::from_json(text) {
-            Ok(Value::Map(m)) => Value::Map(m),
-            Ok(other) => error_map(&format!(
-                "json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
-                json_kind(&other)
-            )),
-            Err(e) => error_map(&e.to_string()),
-        })
+        let (value, error) = json::unmarshal(text, JsonTarget::Map);
+        let value = if value.is_nil() {
+            Value::new_map()
+        } else {
+            value
+        };
+        if let (Some(error), Value::Map(map)) = (error, &value) {
+            map.borrow_mut()
+                .insert("Error".into(), Value::from(error.to_string()));
+        }
+        Ok(value)
     });
     funcs.add("fromJsonArray", 1, false, |args| {
         let text = arg_str(args, 0)?;
-        Ok(match json::from_json(text) {
-            Ok(Value::List(l)) => Value::List(l),
-            Ok(other) => Value::from(vec![Value::from(format!(
-                "json: cannot unmarshal {} into Go value of type []interface {{}}",
-                json_kind(&other)
-            ))]),
-            Err(e) => Value::from(vec![Value::from(e.to_string())]),
+        Ok(match json::unmarshal(text, JsonTarget::List) {
+            (_, Some(error)) => Value::from(vec![Value::from(error.to_string())]),
+            (Value::Nil, None) => Value::from(Vec::new()),
+            (list, None) => list,
         })
     });
     funcs.add("toToml", 1, false, |args| {
-        Ok(Value::from(match crate::toml::to_toml(&args[0]) {
+        Ok(Value::from(match capstan_goyaml::to_toml(&args[0]) {
             Ok(text) => text,
-            Err(e) => e,
+            Err(e) => e.to_string(),
         }))
     });
     funcs.add("mustToToml", 1, false, |args| {
-        crate::toml::to_toml(&args[0])
+        capstan_goyaml::to_toml(&args[0])
             .map(Value::from)
-            .map_err(FuncError)
+            .map_err(|e| FuncError(e.to_string()))
+    });
+    funcs.add("fromToml", 1, false, |args| {
+        let text = arg_str(args, 0)?;
+        Ok(match text.parse::<toml::Table>() {
+            Ok(table) => toml_to_value(&toml::Value::Table(table)),
+            Err(e) => error_map(&format!("toml: {}", e.message())),
+        })
     });
     funcs.add("getHostByName", 1, false, |_| Ok(Value::from("")));
     match lookup {
@@ -156,13 +160,23 @@ fn error_map(message: &str) -> Value {
     Value::from(map)
 }
 
-fn json_kind(value: &Value) -> &'static str {
+/// A parsed TOML value as BurntSushi/toml decodes into `interface{}`: integers `int64`,
+/// floats `float64`, datetimes as their text.
+fn toml_to_value(value: &toml::Value) -> Value {
     match value {
-        Value::List(_) => "array",
-        Value::Map(_) => "object",
-        Value::String(_) => "string",
-        Value::Bool(_) => "bool",
-        Value::Nil => "null",
-        _ => "number",
+        toml::Value::String(s) => Value::from(s.as_str()),
+        toml::Value::Integer(i) => Value::Int64(*i),
+        toml::Value::Float(f) => Value::Float(*f),
+        toml::Value::Boolean(b) => Value::Bool(*b),
+        toml::Value::Datetime(d) => Value::from(d.to_string()),
+        toml::Value::Array(items) => {
+            Value::from(items.iter().map(toml_to_value).collect::<Vec<_>>())
+        }
+        toml::Value::Table(table) => Value::from(
+            table
+                .iter()
+                .map(|(k, v)| (k.clone(), toml_to_value(v)))
+                .collect::<Map>(),
+        ),
     }
 }

@@ -16,6 +16,5 @@ pub mod pipeline;
 pub mod schema;
 pub mod semver;
 pub mod strvals;
-pub mod toml;
 pub mod values;
 pub mod values_json;

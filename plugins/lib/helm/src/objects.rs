@@ -395,7 +395,7 @@ impl Object for VersionSet {
     fn call_method(&self, name: &str, args: &[Value]) -> Result<Value, String> {
         let wanted = string_arg(args, name)?;
         Ok(Value::Bool(
-            self.0.api_versions.iter().any(|v| *v == wanted),
+            self.0.api_versions.contains(&wanted),
         ))
     }
     fn format(&self) -> String {
