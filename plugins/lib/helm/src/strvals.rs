@@ -15,6 +15,9 @@ use capstan_gotmpl::value::{Map, MapRef, Value};
 pub const MAX_NESTED_NAME_LEVEL: usize = 30;
 /// Largest list index accepted (`MaxIndex`).
 pub const MAX_INDEX: i64 = 65536;
+/// Deepest `a[0][0]...` list nesting accepted. Helm has no such limit; this one only
+/// keeps absurd input from exhausting the stack.
+pub const MAX_LIST_NESTING: usize = 256;
 
 /// A `--set` parse error, worded as Helm's.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -55,6 +58,7 @@ struct Parser<'r> {
     text: Vec<char>,
     position: usize,
     mode: Mode<'r>,
+    list_depth: usize,
 }
 
 /// Go's `%q` for a string.
@@ -486,7 +490,18 @@ impl Parser<'_> {
                     Some(Value::List(items)) => items.as_ref().clone(),
                     Some(other) => return Err(conversion_panic(other, LIST_TYPE)),
                 };
-                let (inner, error) = self.list_item(current, next_index, level)?;
+                if self.list_depth >= MAX_LIST_NESTING {
+                    return Ok((
+                        Some(list),
+                        Some(Stop::Error(format!(
+                            "list nesting is deeper than the supported {MAX_LIST_NESTING} levels"
+                        ))),
+                    ));
+                }
+                self.list_depth += 1;
+                let nested = self.list_item(current, next_index, level);
+                self.list_depth -= 1;
+                let (inner, error) = nested?;
                 if let Some(error) = error {
                     return Ok((Some(list), Some(error)));
                 }
@@ -531,6 +546,7 @@ fn run(text: &str, dest: &MapRef, mode: Mode<'_>) -> Result<(), StrvalsError> {
         text: text.chars().collect(),
         position: 0,
         mode,
+        list_depth: 0,
     }
     .parse(dest)
 }
@@ -875,6 +891,17 @@ mod tests {
             shown(&format!("{key}=value")).unwrap_err(),
             "value name nested level is greater than maximum supported nested level of 30"
         );
+    }
+
+    #[test]
+    fn absurd_list_nesting_is_refused_not_a_stack_overflow() {
+        let deep = format!("a{}=1", "[0]".repeat(100_000));
+        assert_eq!(
+            shown(&deep).unwrap_err(),
+            "list nesting is deeper than the supported 256 levels"
+        );
+        let fine = format!("a{}=1", "[0]".repeat(50));
+        assert!(shown(&fine).is_ok());
     }
 
     #[test]
