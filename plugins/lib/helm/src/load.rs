@@ -24,7 +24,29 @@ pub const MAX_DECOMPRESSED_CHART_SIZE: u64 = 100 * 1024 * 1024;
 /// Largest decompressed file in a chart (`MaxDecompressedFileSize`).
 pub const MAX_DECOMPRESSED_FILE_SIZE: u64 = 5 * 1024 * 1024;
 
+/// Decompressed bytes allowed across one load: the chart archive and every subchart
+/// archive nested in it. Helm limits each archive alone, so nested archives could
+/// multiply its limit; real charts stay far below this.
+pub const MAX_DECOMPRESSED_TOTAL_SIZE: u64 = 256 * 1024 * 1024;
+/// Deepest nesting of subchart archives (`charts/a.tgz` holding `charts/b.tgz` ...).
+pub const MAX_SUBCHART_ARCHIVE_DEPTH: usize = 16;
+
 const UTF8_BOM: &[u8] = &[0xEF, 0xBB, 0xBF];
+
+/// What one load may still inflate, and how deep in nested archives it is.
+struct Budget {
+    remaining: u64,
+    archive_depth: usize,
+}
+
+impl Budget {
+    fn new() -> Budget {
+        Budget {
+            remaining: MAX_DECOMPRESSED_TOTAL_SIZE,
+            archive_depth: 0,
+        }
+    }
+}
 
 /// Why a chart could not be loaded. Messages follow Helm's wording and name the chart
 /// and file concerned.
@@ -246,7 +268,9 @@ impl DirWalker {
 
 /// Load a chart from gzipped tar bytes (a `.tgz` chart package).
 pub fn load_archive(bytes: &[u8]) -> Result<Chart, LoadError> {
-    check_root_api_version(load_files(read_archive_files(bytes)?)?)
+    let mut budget = Budget::new();
+    let files = read_archive_files_within(bytes, &mut budget)?;
+    check_root_api_version(load_files_within(files, &mut budget)?)
 }
 
 /// A reader that fails once more than `remaining` bytes have been read through it: the
@@ -314,6 +338,10 @@ fn archive_error(message: impl Into<String>) -> LoadError {
 /// stripped, checked for unsafe paths and sizes, BOM stripped). Links are kept as empty
 /// files, as Go's tar reader gives them, unless they point outside the chart.
 pub fn read_archive_files(bytes: &[u8]) -> Result<Vec<File>, LoadError> {
+    read_archive_files_within(bytes, &mut Budget::new())
+}
+
+fn read_archive_files_within(bytes: &[u8], budget: &mut Budget) -> Result<Vec<File>, LoadError> {
     let inflated = InflateLimit {
         inner: flate2::read::MultiGzDecoder::new(bytes),
         remaining: MAX_DECOMPRESSED_CHART_SIZE + 16 * 1024 * 1024,
@@ -382,6 +410,11 @@ pub fn read_archive_files(bytes: &[u8]) -> Result<Vec<File>, LoadError> {
             .read_to_end(&mut data)
             .map_err(|e| archive_error(format!("{name}: {e}")))? as u64;
         remaining = remaining.saturating_sub(written);
+        budget.remaining = budget.remaining.checked_sub(written).ok_or_else(|| {
+            archive_error(format!(
+                "the chart and its subchart archives decompress to more than the maximum total size {MAX_DECOMPRESSED_TOTAL_SIZE}"
+            ))
+        })?;
         if written < size || remaining == 0 {
             return Err(archive_error(format!(
                 "decompressed chart is larger than the maximum size {MAX_DECOMPRESSED_CHART_SIZE}"
@@ -471,6 +504,10 @@ pub fn load_values(data: &[u8]) -> Result<Value, String> {
 /// Build a chart from its files (names relative to the chart root), as Helm's
 /// `LoadFiles`.
 pub fn load_files(files: Vec<File>) -> Result<Chart, LoadError> {
+    load_files_within(files, &mut Budget::new())
+}
+
+fn load_files_within(files: Vec<File>, budget: &mut Budget) -> Result<Chart, LoadError> {
     let mut metadata: Option<Metadata> = None;
     for file in files.iter().filter(|f| f.name == "Chart.yaml") {
         let text = utf8("Chart.yaml", &file.data)?;
@@ -556,7 +593,19 @@ pub fn load_files(files: Vec<File>) -> Result<Chart, LoadError> {
                     got: first.name,
                 });
             }
-            read_archive_files(&first.data).and_then(load_files)
+            if budget.archive_depth >= MAX_SUBCHART_ARCHIVE_DEPTH {
+                return Err(wrap(
+                    archive_error(format!(
+                        "subchart archives are nested deeper than {MAX_SUBCHART_ARCHIVE_DEPTH} levels"
+                    )),
+                    &chart,
+                ));
+            }
+            budget.archive_depth += 1;
+            let loaded = read_archive_files_within(&first.data, budget)
+                .and_then(|files| load_files_within(files, budget));
+            budget.archive_depth -= 1;
+            loaded
         } else {
             let inner = files
                 .into_iter()
@@ -567,7 +616,7 @@ pub fn load_files(files: Vec<File>) -> Result<Chart, LoadError> {
                     })
                 })
                 .collect();
-            load_files(inner)
+            load_files_within(inner, budget)
         };
         let loaded = loaded.map_err(|e| wrap(e, &chart))?;
         chart.add_dependency(loaded);
@@ -720,6 +769,46 @@ mod tests {
         assert_eq!(
             archive_message(&entries),
             "decompressed chart is larger than the maximum size 104857600"
+        );
+    }
+
+    #[test]
+    fn nested_archives_share_one_budget() {
+        if !yaml_ready() {
+            return;
+        }
+        // Each level holds the next level's archive: depth is capped.
+        let mut archive = tgz(&[("c/Chart.yaml", b"apiVersion: v2\nname: c\nversion: 1.0.0\n")]);
+        for level in 0..=MAX_SUBCHART_ARCHIVE_DEPTH {
+            let chart_yaml = format!("apiVersion: v2\nname: c{level}\nversion: 1.0.0\n");
+            let inner = format!("c{level}/charts/c.tgz");
+            let top = format!("c{level}/Chart.yaml");
+            archive = tgz(&[
+                (top.as_str(), chart_yaml.as_bytes()),
+                (inner.as_str(), &archive),
+            ]);
+        }
+        let error = load_archive(&archive).unwrap_err().to_string();
+        assert!(
+            error.ends_with("subchart archives are nested deeper than 16 levels"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn total_budget_spans_archives() {
+        let archive = tgz(&[("demo/a.txt", &[b'a'; 20])]);
+        let mut budget = Budget {
+            remaining: 30,
+            archive_depth: 0,
+        };
+        assert!(read_archive_files_within(&archive, &mut budget).is_ok());
+        assert_eq!(budget.remaining, 10);
+        assert_eq!(
+            read_archive_files_within(&archive, &mut budget)
+                .unwrap_err()
+                .to_string(),
+            "the chart and its subchart archives decompress to more than the maximum total size 268435456"
         );
     }
 
