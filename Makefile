@@ -36,7 +36,8 @@ clippy:
 unit-test: plugins
 	$(CARGO) test -p capstan --lib --bins
 	$(CARGO) test -p capstan-source-git --lib
-	$(CARGO) test -p capstan-gotmpl -p capstan-sprig -p capstan-goyaml -p capstan-helm
+	CAPSTAN_SNIPPETS_MIN_PERCENT=100 CAPSTAN_PARITY_MIN_PERCENT=97 \
+		$(CARGO) test -p capstan-gotmpl -p capstan-sprig -p capstan-goyaml -p capstan-helm
 	$(CARGO) test -p capstan --test plugin_runtime --test source_sync
 
 ## Control-plane binaries (Go, cached by version outside the checkout).

@@ -192,19 +192,34 @@ pub fn register(funcs: &mut FuncMap) {
 }
 
 /// `strings.Repeat`, with its panics.
+/// Largest string `repeat` and `indent` build: far beyond any real chart, small enough that
+/// a hostile template cannot make the renderer allocate gigabytes in one call.
+pub const MAX_BUILT_STRING: u128 = 64 << 20;
+
 fn repeat(s: &str, count: i64) -> Result<String, FuncError> {
     if count < 0 {
         return Err(FuncError::new("strings: negative Repeat count"));
     }
     let total = (s.len() as u128) * (count as u128);
-    if total > (1u128 << 31) {
-        return Err(FuncError::new("strings: Repeat output length overflow"));
+    if total > MAX_BUILT_STRING {
+        return Err(FuncError(format!(
+            "strings: Repeat output of {total} bytes exceeds the {} MiB limit",
+            MAX_BUILT_STRING >> 20
+        )));
     }
     Ok(s.repeat(count as usize))
 }
 
 /// Sprig's `indent`: the pad before the text and after every newline.
 fn indent(spaces: i64, s: &str) -> Result<String, FuncError> {
+    let lines = s.matches('\n').count() as u128 + 1;
+    let total = s.len() as u128 + lines * spaces.max(0) as u128;
+    if total > MAX_BUILT_STRING {
+        return Err(FuncError(format!(
+            "indent output of {total} bytes exceeds the {} MiB limit",
+            MAX_BUILT_STRING >> 20
+        )));
+    }
     let pad = repeat(" ", spaces)?;
     Ok(format!("{pad}{}", s.replace('\n', &format!("\n{pad}"))))
 }
