@@ -1,6 +1,6 @@
 //! Helm's rendering pipeline in Rust: chart loading (directories and archives), values
 //! coalescing, dependencies, the template engine with Helm's functions and built-in
-//! objects, and output assembly as `helm template` prints it.
+//! objects, output assembly as `helm template` prints it, and Helm v3 release records.
 
 pub mod chart;
 pub mod dependencies;
@@ -13,6 +13,7 @@ pub mod objects;
 pub mod output;
 pub mod package;
 pub mod pipeline;
+pub mod release;
 pub mod schema;
 pub mod semver;
 pub mod strvals;
