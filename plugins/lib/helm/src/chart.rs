@@ -495,7 +495,7 @@ impl Metadata {
     }
 
     fn merge_value(&mut self, value: &Value) -> Result<(), DecodeError> {
-        let Some(fields) = object_fields(value, "v2.Metadata")? else {
+        let Some(fields) = object_fields(value, "", "v2.Metadata")? else {
             return Ok(());
         };
         for (key, field) in fields {
@@ -656,7 +656,7 @@ impl Lock {
     pub fn from_yaml(text: &str) -> Result<Lock, String> {
         let value = capstan_goyaml::from_yaml(text).map_err(|e| e.to_string())?;
         let mut lock = Lock::default();
-        let fields = object_fields(&value, "v2.Lock").map_err(json_error)?;
+        let fields = object_fields(&value, "", "v2.Lock").map_err(json_error)?;
         for (key, field) in fields.into_iter().flatten() {
             match key {
                 "generated" => decode_string(field, "Lock.generated", &mut lock.generated)
@@ -733,6 +733,7 @@ fn type_error(value: &Value, field: &str, go_type: &'static str) -> DecodeError 
 /// for null.
 fn object_fields(
     value: &Value,
+    field: &str,
     go_type: &'static str,
 ) -> Result<Option<Vec<(&'static str, Value)>>, DecodeError> {
     const FIELDS: &[&str] = &[
@@ -778,7 +779,7 @@ fn object_fields(
             }
             Ok(Some(out))
         }
-        other => Err(type_error(other, "", go_type)),
+        other => Err(type_error(other, field, go_type)),
     }
 }
 
@@ -921,7 +922,7 @@ fn decode_annotations(
 }
 
 fn decode_maintainer(value: &Value) -> Result<Maintainer, DecodeError> {
-    let Some(fields) = object_fields(value, "v2.Maintainer")? else {
+    let Some(fields) = object_fields(value, "Metadata.maintainers", "v2.Maintainer")? else {
         return Err(DecodeError::Validation(ValidationError(
             "maintainers must not contain empty or null nodes".into(),
         )));
@@ -950,7 +951,7 @@ fn decode_dependencies(value: Value, field: &str) -> Result<Option<Vec<Dependenc
 }
 
 fn decode_dependency(value: &Value, field: &str) -> Result<Dependency, DecodeError> {
-    let Some(fields) = object_fields(value, "v2.Dependency")? else {
+    let Some(fields) = object_fields(value, field, "v2.Dependency")? else {
         return Err(DecodeError::Validation(ValidationError(
             "dependencies must not contain empty or null nodes".into(),
         )));
@@ -1156,6 +1157,14 @@ mod tests {
         assert_eq!(
             Metadata::from_yaml("maintainers:\n  - null\n").unwrap_err(),
             "validation: maintainers must not contain empty or null nodes"
+        );
+        assert_eq!(
+            Metadata::from_yaml("maintainers:\n  - someone\n").unwrap_err(),
+            "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal string into Go struct field Metadata.maintainers of type v2.Maintainer"
+        );
+        assert_eq!(
+            Metadata::from_yaml("dependencies: [x]\n").unwrap_err(),
+            "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal string into Go struct field Metadata.dependencies of type v2.Dependency"
         );
     }
 
