@@ -49,6 +49,36 @@ pub fn process_dependencies_with_warnings(
     process_import_values_recursively(chart, true, warnings)
 }
 
+/// What `helm install`/`template` checks before rendering (`pkg/cmd/install.go`):
+/// the chart must be an application chart (`checkIfInstallable`), and every dependency
+/// declared in Chart.yaml must be loaded from `charts/` (`action.CheckDependencies`,
+/// matched by name only).
+pub fn check_installable(chart: &Chart) -> Result<(), DependencyError> {
+    match chart.metadata.chart_type.as_str() {
+        "" | "application" => {}
+        other => {
+            return Err(DependencyError(format!(
+                "{other} charts are not installable"
+            )));
+        }
+    }
+    let missing: Vec<&str> = chart
+        .metadata
+        .dependencies
+        .iter()
+        .flatten()
+        .filter(|d| !chart.dependencies().iter().any(|c| c.name() == d.name))
+        .map(|d| d.name.as_str())
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    Err(DependencyError(format!(
+        "an error occurred while checking for chart dependencies. You may need to run 'helm dependency build' to fetch missing dependencies: found in Chart.yaml, but missing in charts/ directory: {}",
+        missing.join(", ")
+    )))
+}
+
 /// Helm's `processDependencyEnabled(chart, values, "")` alone: aliases, tags and
 /// conditions.
 pub fn process_dependency_enabled(
@@ -369,6 +399,31 @@ mod tests {
             };
         }
         current
+    }
+
+    #[test]
+    fn installable_checks_like_helm_install() {
+        let mut library = chart("lib", "1.0.0", Value::new_map());
+        library.metadata.chart_type = "library".into();
+        assert_eq!(
+            check_installable(&library).unwrap_err().0,
+            "library charts are not installable"
+        );
+        let mut parent = chart("parent", "1.0.0", Value::new_map());
+        parent.set_dependencies(vec![chart("present", "1.0.0", Value::new_map())]);
+        parent.metadata.dependencies = Some(vec![
+            declared("present", "1.0.0"),
+            declared("absent", "1.0.0"),
+            declared("gone", "2.0.0"),
+        ]);
+        assert!(
+            check_installable(&parent)
+                .unwrap_err()
+                .0
+                .ends_with("found in Chart.yaml, but missing in charts/ directory: absent, gone")
+        );
+        parent.metadata.dependencies = Some(vec![declared("present", "9.9.9")]);
+        assert_eq!(check_installable(&parent), Ok(()), "matched by name only");
     }
 
     #[test]

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use capstan_gotmpl::value::Value;
 use capstan_helm::chart::Chart;
-use capstan_helm::dependencies::process_dependencies;
+use capstan_helm::dependencies::{check_installable, process_dependencies};
 use capstan_helm::load::{load, load_values};
 use capstan_helm::schema::validate_against_schema;
 use capstan_helm::values::coalesce_values;
@@ -123,6 +123,10 @@ fn every_corpus_chart_loads_and_processes_dependencies() {
                     continue;
                 }
             };
+            if let Err(error) = check_installable(&loaded) {
+                failures.push(format!("{name}/{stem}: {error}"));
+                continue;
+            }
             let mut chart = loaded.clone();
             if let Err(error) = process_dependencies(&mut chart, &user) {
                 failures.push(format!("{name}/{stem}: dependencies: {error}"));
