@@ -8,7 +8,7 @@ PLUGIN_OUT := target/$(PLUGIN_TARGET)/plugin
 PRODUCT_PLUGINS := source-git source-helm-repo backend-helm3 backend-helm2
 TEST_PLUGINS := spin-forever allocate-forever trap host-probe wrong-world
 
-.PHONY: all build plugins fmt-check clippy unit-test integration-test test tools cluster-up cluster-down demo bench clean-cache
+.PHONY: all build plugins fmt-check clippy unit-test integration-test test tools cluster-up cluster-down demo bench bench-render clean-cache
 
 all: build plugins
 
@@ -38,7 +38,7 @@ unit-test: plugins
 	$(CARGO) test -p capstan-source-git --lib
 	CAPSTAN_SNIPPETS_MIN_PERCENT=100 CAPSTAN_PARITY_MIN_PERCENT=97 \
 		$(CARGO) test -p capstan-gotmpl -p capstan-sprig -p capstan-goyaml -p capstan-helm
-	$(CARGO) test -p capstan --test plugin_runtime --test source_sync
+	$(CARGO) test -p capstan --test plugin_runtime --test source_sync --test template_cli
 
 ## Control-plane binaries (Go, cached by version outside the checkout).
 tools:
@@ -60,6 +60,11 @@ test: fmt-check clippy unit-test integration-test
 
 bench: plugins
 	$(CARGO) bench -p capstan --bench plugin_call --bench source_sync
+
+## Rendering speed on the 20 largest parity-corpus charts, in one run: real `helm template`
+## (from `make tools`), native capstan-helm (release), and `capstan template` (component).
+bench-render:
+	scripts/bench-render
 
 demo: plugins tools
 	deploy/demo.sh

@@ -394,9 +394,7 @@ impl Object for VersionSet {
     }
     fn call_method(&self, name: &str, args: &[Value]) -> Result<Value, String> {
         let wanted = string_arg(args, name)?;
-        Ok(Value::Bool(
-            self.0.api_versions.contains(&wanted),
-        ))
+        Ok(Value::Bool(self.0.api_versions.contains(&wanted)))
     }
     fn format(&self) -> String {
         format!("[{}]", self.0.api_versions.join(" "))

@@ -1,5 +1,6 @@
 //! The whole of `helm template` for a loaded chart: the chart's `kubeVersion` checked,
-//! dependencies enabled/aliased/imported against the user's values, values coalesced,
+//! library charts and missing dependencies refused, dependencies enabled/aliased/imported
+//! against the user's values, values coalesced and checked against `values.schema.json`,
 //! templates rendered, and the output split into manifests, hooks and notes.
 
 use capstan_gotmpl::value::Value;
@@ -48,9 +49,13 @@ pub fn render_chart(
     if !required.is_empty() && !crate::semver::is_compatible_range(&required, &actual) {
         return Err(HelmError::KubeVersion { required, actual });
     }
+    crate::dependencies::check_installable(&chart)
+        .map_err(|e| HelmError::Dependencies(e.to_string()))?;
     crate::dependencies::process_dependencies(&mut chart, user_values)
         .map_err(|e| HelmError::Dependencies(e.to_string()))?;
     let values = crate::values::coalesce_values(&chart, user_values)
+        .map_err(|e| HelmError::Values(e.to_string()))?;
+    crate::schema::validate_against_schema(&chart, &values)
         .map_err(|e| HelmError::Values(e.to_string()))?;
     let top = render_values(&chart, &values, options);
     let files = render(&chart, &top, options)?;

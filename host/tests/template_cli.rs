@@ -1,0 +1,130 @@
+//! `capstan template` renders through the sandboxed `backend-helm3` component and prints
+//! what real Helm prints: checked byte for byte against real Helm 4.2.3 renders from the
+//! parity corpus (`../shared/helm-parity`, or `CAPSTAN_PARITY_DIR`), with `helm template`'s
+//! layout (the manifest trimmed, then a newline; the corpus leaves hooks out, so does
+//! `--no-hooks`). A chart Helm refuses must make the command fail with Helm's message.
+//! Needs `make plugins` (the component) — the Makefile runs it first.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn corpus() -> Option<PathBuf> {
+    let dir = std::env::var_os("CAPSTAN_PARITY_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo_root().join("../shared/helm-parity/cases"));
+    if dir.is_dir() {
+        Some(dir)
+    } else {
+        eprintln!("notice: no parity corpus at {}; skipping", dir.display());
+        None
+    }
+}
+
+/// A configuration with only the helm3 backend, and a private component cache.
+fn config(dir: &Path) -> PathBuf {
+    let component = repo_root().join("target/plugins/backend-helm3.wasm");
+    assert!(
+        component.exists(),
+        "{} is missing: run `make plugins`",
+        component.display()
+    );
+    let path = dir.join("capstan.yaml");
+    std::fs::write(
+        &path,
+        format!(
+            "cacheDir: {}\nplugins:\n  - name: helm3\n    world: backend\n    path: {}\n    limits: {{memoryMib: 1024, timeoutMs: 120000}}\nbackends:\n  default: helm3\n",
+            dir.join("cache").display(),
+            component.display()
+        ),
+    )
+    .unwrap();
+    path
+}
+
+fn capstan_template(
+    config: &Path,
+    cache: &Path,
+    case: &Path,
+    variant: &str,
+) -> std::process::Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_capstan"));
+    command
+        .arg("template")
+        .arg(case.join("chart"))
+        .args(["--name", "rel", "--namespace", "ns", "--no-hooks"])
+        .arg("--config")
+        .arg(config)
+        .arg("--cache-dir")
+        .arg(cache);
+    let values = case.join("values").join(format!("{variant}.yaml"));
+    if values.exists() {
+        command.arg("-f").arg(values);
+    }
+    command.output().unwrap()
+}
+
+#[test]
+fn capstan_template_prints_what_real_helm_prints() {
+    let Some(corpus) = corpus() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let config = config(dir.path());
+    let cases = [
+        ("bitnami_charts__bitnami_apache", "default"),
+        (
+            "kubernetes_ingress-nginx__charts_ingress-nginx",
+            "controller-configmap-addheaders-values",
+        ),
+        ("argoproj_argo-helm__charts_argo-workflows", "default"),
+        (
+            "prometheus-community_helm-charts__charts_prometheus-node-exporter",
+            "default",
+        ),
+    ];
+    for (name, variant) in cases {
+        let case = corpus.join(name);
+        if !case.exists() {
+            eprintln!("notice: {name} not in the corpus; skipped");
+            continue;
+        }
+        let expected =
+            std::fs::read_to_string(case.join("expected").join(format!("{variant}.yaml"))).unwrap();
+        let output = capstan_template(&config, dir.path(), &case, variant);
+        assert!(
+            output.status.success(),
+            "{name}: capstan template failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let printed = String::from_utf8(output.stdout).unwrap();
+        assert_eq!(
+            printed,
+            format!("{}\n", expected.trim()),
+            "{name} [{variant}]"
+        );
+    }
+}
+
+#[test]
+fn a_chart_helm_refuses_fails_with_helms_message() {
+    let Some(corpus) = corpus() else { return };
+    let case = corpus.join("grafana_helm-charts__charts_pdc-agent");
+    if !case.exists() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let config = config(dir.path());
+    let output = capstan_template(&config, dir.path(), &case, "default");
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    // Real Helm: execution error at (pdc-agent/templates/deployment.yaml:72:18): Either
+    // tokenSecretName or insecureTokenValue must be provided
+    assert!(
+        stderr.contains(
+            "execution error at (pdc-agent/templates/deployment.yaml:72:18): Either tokenSecretName or insecureTokenValue must be provided"
+        ),
+        "{stderr}"
+    );
+}
