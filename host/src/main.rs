@@ -60,6 +60,39 @@ enum Command {
     },
     /// Render a chart as `helm template` does, through the configured backend component.
     Template(TemplateArgs),
+    /// Install, upgrade, inspect or uninstall a release through a backend, without the
+    /// operator.
+    Release {
+        #[command(flatten)]
+        backend: BackendArgs,
+        #[command(subcommand)]
+        command: ReleaseCommand,
+    },
+}
+
+#[derive(clap::Args)]
+struct BackendArgs {
+    /// Configuration file naming the backend plugins.
+    #[arg(long, global = true, env = "CAPSTAN_CONFIG")]
+    config: Option<PathBuf>,
+    /// Backend plugin (default: the configuration's default backend).
+    #[arg(long, global = true)]
+    backend: Option<String>,
+    /// Folder for compiled components (default: `$XDG_CACHE_HOME/capstan`).
+    #[arg(long, global = true)]
+    cache_dir: Option<PathBuf>,
+}
+
+#[derive(Subcommand)]
+enum ReleaseCommand {
+    /// Install the release, or upgrade it when it exists.
+    Sync(capstan::release::SyncArgs),
+    /// Remove the release and its objects.
+    Uninstall(capstan::release::UninstallArgs),
+    /// Show the current revision.
+    Status(capstan::release::Target),
+    /// Show the revisions.
+    History(capstan::release::HistoryArgs),
 }
 
 #[derive(clap::Args)]
@@ -75,6 +108,12 @@ struct TemplateArgs {
     /// Like `--set`, but every value is a string.
     #[arg(long)]
     set_string: Vec<String>,
+    /// Set JSON values on the command line (`a={"b":[1,2]}`); repeatable.
+    #[arg(long)]
+    set_json: Vec<String>,
+    /// Set a literal string (everything after the first `=`); repeatable.
+    #[arg(long)]
+    set_literal: Vec<String>,
     /// Release name.
     #[arg(long, default_value = "release-name")]
     name: String,
@@ -180,12 +219,61 @@ fn run_cli() -> anyhow::Result<()> {
                 },
         } => runtime.block_on(source(args, Some(output))),
         Command::Template(args) => runtime.block_on(template(args)),
+        Command::Release { backend, command } => runtime.block_on(release(backend, command)),
+    }
+}
+
+/// Load the configured backend component named by `--backend` (or the default one).
+fn load_backend(
+    config: &std::path::Path,
+    backend: Option<String>,
+    cache_dir: Option<PathBuf>,
+) -> anyhow::Result<(PluginRuntime, String)> {
+    let config_file = Config::load(config)?;
+    let backend_name = backend
+        .or_else(|| config_file.backends.default.clone())
+        .unwrap_or_else(|| "helm3".to_owned());
+    let entry = config_file
+        .plugins
+        .iter()
+        .find(|p| p.name == backend_name)
+        .with_context(|| {
+            format!(
+                "{} configures no plugin named `{backend_name}`",
+                config.display()
+            )
+        })?;
+    let cache = cache_dir
+        .or_else(|| {
+            CompiledCache::default_dir()
+                .parent()
+                .map(std::path::Path::to_path_buf)
+        })
+        .context("no cache folder: pass --cache-dir")?;
+    let mut runtime = PluginRuntime::new(cache.join("components"), None)?;
+    runtime.load(entry)?;
+    Ok((runtime, backend_name))
+}
+
+async fn release(args: BackendArgs, command: ReleaseCommand) -> anyhow::Result<()> {
+    let config = args
+        .config
+        .context("no configuration: pass --config or set CAPSTAN_CONFIG")?;
+    let (runtime, name) = load_backend(&config, args.backend, args.cache_dir)?;
+    let backend = runtime.backend(&name)?;
+    match command {
+        ReleaseCommand::Sync(a) => capstan::release::sync(&backend, &a).await,
+        ReleaseCommand::Uninstall(a) => capstan::release::uninstall(&backend, &a).await,
+        ReleaseCommand::Status(t) => capstan::release::status(&backend, &t).await,
+        ReleaseCommand::History(a) => capstan::release::history(&backend, &a).await,
     }
 }
 
 async fn template(args: TemplateArgs) -> anyhow::Result<()> {
     use capstan::capabilities::Grants;
-    use capstan::template::{chart_artifact, request, template_output, user_values};
+    use capstan::template::{
+        ValueFlags, chart_artifact, merge_user_values, request, template_output,
+    };
     use std::io::Write;
 
     let config = Config::load(&args.config)?;
@@ -204,7 +292,13 @@ async fn template(args: TemplateArgs) -> anyhow::Result<()> {
                 args.config.display()
             )
         })?;
-    let values = user_values(&args.values, &args.set, &args.set_string)?;
+    let values = merge_user_values(&ValueFlags {
+        files: args.values.clone(),
+        set_json: args.set_json.clone(),
+        set: args.set.clone(),
+        set_string: args.set_string.clone(),
+        set_literal: args.set_literal.clone(),
+    })?;
     let values_json = capstan_helm::values_json::to_typed_json(&values)
         .map_err(|e| anyhow::anyhow!("values cannot be passed to the backend: {e}"))?;
     let artifact = chart_artifact(&args.chart)?;

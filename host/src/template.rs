@@ -26,7 +26,7 @@ pub enum TemplateInputError {
     /// A `--set` expression is malformed.
     #[error("{flag} {expression:?}: {message}")]
     Set {
-        /// `--set` or `--set-string`.
+        /// The flag (`--set`, `--set-string`, ...).
         flag: &'static str,
         /// The expression.
         expression: String,
@@ -43,15 +43,40 @@ pub enum TemplateInputError {
     },
 }
 
-/// Merge values the way `helm template` does: each `-f` file in order (maps merged, later
-/// wins), then every `--set`, then every `--set-string`.
+/// The value flags of a command, as `helm template` takes them.
+#[derive(Debug, Clone, Default)]
+pub struct ValueFlags {
+    /// `-f`: YAML files, merged in order.
+    pub files: Vec<PathBuf>,
+    /// `--set-json a={"b":1}`.
+    pub set_json: Vec<String>,
+    /// `--set a.b=c` (typed: bools, null, int64).
+    pub set: Vec<String>,
+    /// `--set-string a=b` (always strings).
+    pub set_string: Vec<String>,
+    /// `--set-literal a=b` (everything after `=` taken verbatim).
+    pub set_literal: Vec<String>,
+}
+
+/// [`merge_user_values`] for `-f`, `--set` and `--set-string` only.
 pub fn user_values(
     files: &[PathBuf],
     set: &[String],
     set_string: &[String],
 ) -> Result<Value, TemplateInputError> {
+    merge_user_values(&ValueFlags {
+        files: files.to_vec(),
+        set: set.to_vec(),
+        set_string: set_string.to_vec(),
+        ..ValueFlags::default()
+    })
+}
+
+/// Merge values the way `helm template` does: each `-f` file in order (maps merged, later
+/// wins), then `--set-json`, `--set`, `--set-string` and `--set-literal`.
+pub fn merge_user_values(flags: &ValueFlags) -> Result<Value, TemplateInputError> {
     let mut values = Value::new_map();
-    for path in files {
+    for path in &flags.files {
         let data = std::fs::read(path).map_err(|e| TemplateInputError::ValuesFile {
             path: path.clone(),
             message: e.to_string(),
@@ -64,23 +89,33 @@ pub fn user_values(
         })?;
         values = capstan_helm::values::merge_maps(&values, &parsed);
     }
-    for expression in set {
-        capstan_helm::strvals::parse_into(expression, &values).map_err(|e| {
-            TemplateInputError::Set {
-                flag: "--set",
+    type Parser = fn(&str, &Value) -> Result<(), capstan_helm::strvals::StrvalsError>;
+    let stages: [(&'static str, &[String], Parser); 4] = [
+        (
+            "--set-json",
+            &flags.set_json,
+            capstan_helm::strvals::parse_json_into,
+        ),
+        ("--set", &flags.set, capstan_helm::strvals::parse_into),
+        (
+            "--set-string",
+            &flags.set_string,
+            capstan_helm::strvals::parse_into_string,
+        ),
+        (
+            "--set-literal",
+            &flags.set_literal,
+            capstan_helm::strvals::parse_literal_into,
+        ),
+    ];
+    for (flag, expressions, parse) in stages {
+        for expression in expressions {
+            parse(expression, &values).map_err(|e| TemplateInputError::Set {
+                flag,
                 expression: expression.clone(),
                 message: e.to_string(),
-            }
-        })?;
-    }
-    for expression in set_string {
-        capstan_helm::strvals::parse_into_string(expression, &values).map_err(|e| {
-            TemplateInputError::Set {
-                flag: "--set-string",
-                expression: expression.clone(),
-                message: e.to_string(),
-            }
-        })?;
+            })?;
+        }
     }
     Ok(values)
 }
