@@ -13,15 +13,11 @@ fn repo_root() -> PathBuf {
 }
 
 fn corpus() -> Option<PathBuf> {
-    let dir = std::env::var_os("CAPSTAN_PARITY_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| repo_root().join("../shared/helm-parity/cases"));
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        eprintln!("notice: no parity corpus at {}; skipping", dir.display());
-        None
+    let found = capstan_helm::corpus::cases_dir(&repo_root());
+    if found.is_none() {
+        eprintln!("notice: no parity corpus found (set CAPSTAN_PARITY_DIR); skipping");
     }
+    found
 }
 
 /// A configuration with only the helm3 backend, and a private component cache.

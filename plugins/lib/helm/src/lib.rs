@@ -19,3 +19,4 @@ pub mod semver;
 pub mod strvals;
 pub mod values;
 pub mod values_json;
+pub mod corpus;

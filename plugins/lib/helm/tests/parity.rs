@@ -12,11 +12,8 @@ use capstan_helm::engine::{ReleaseInfo, RenderOptions};
 use capstan_helm::objects::Capabilities;
 use capstan_helm::output::manifest_text;
 
-fn corpus_dir() -> PathBuf {
-    match std::env::var_os("CAPSTAN_PARITY_DIR") {
-        Some(dir) => PathBuf::from(dir),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../../shared/helm-parity/cases"),
-    }
+fn corpus_dir() -> Option<PathBuf> {
+    capstan_helm::corpus::cases_dir(Path::new(env!("CARGO_MANIFEST_DIR")))
 }
 
 /// Render one variant; `None` when rendering failed.

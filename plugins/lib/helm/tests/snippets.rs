@@ -11,11 +11,9 @@ use capstan_helm::chart::File;
 use capstan_helm::engine::{ReleaseInfo, RenderOptions, render, render_values};
 
 fn snippets_path() -> PathBuf {
-    match std::env::var_os("CAPSTAN_PARITY_DIR") {
-        Some(dir) => PathBuf::from(dir).join("../snippets.yaml"),
-        None => Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../../../shared/helm-parity/snippets.yaml"),
-    }
+    capstan_helm::corpus::cases_dir(Path::new(env!("CARGO_MANIFEST_DIR")))
+        .map(|cases| cases.join("../snippets.yaml"))
+        .unwrap_or_default()
 }
 
 fn render_snippet(template: &str, values: &str) -> Result<String, String> {
