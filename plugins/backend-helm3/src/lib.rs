@@ -1,8 +1,11 @@
 //! `backend-helm3`: the Helm v3 release backend component (world `backend-plugin`).
 //!
 //! `template` renders a chart exactly as `helm template` does (through `capstan-helm`).
-//! Release operations (sync, uninstall, status, history, rollback, plan) come with the Helm
-//! v3 issue (#4); until then they return an `unsupported` error that says so.
+//! `sync` (install/upgrade), `uninstall`, `status` and `history` keep Helm v3 release records
+//! (Secrets `sh.helm.release.v1.<name>.v<N>`) that the real `helm` CLI reads, and apply
+//! objects through the host's `kube` capability (server-side apply, field manager
+//! `capstan`). See `sync` and `uninstall` for what is not implemented yet (hooks, wait,
+//! CRDs, pending-* unlock, no-op detection); `rollback` and `plan` return `unsupported`.
 
 use capstan_plugin_sdk::backend::capstan::plugin::types::{
     ChartArtifact, Error, ErrorCode, Json, ReleaseId, ReleaseInfo,
@@ -12,7 +15,11 @@ use capstan_plugin_sdk::backend::exports::capstan::plugin::backend::{
     UninstallOptions,
 };
 
+mod objects;
 mod render;
+mod store;
+mod sync;
+mod uninstall;
 
 const NAME: &str = "backend-helm3";
 
@@ -26,20 +33,26 @@ fn unsupported(operation: &str) -> Error {
 struct Helm3;
 
 impl Guest for Helm3 {
-    fn sync(_request: SyncRequest) -> Result<SyncOutcome, Error> {
-        Err(unsupported("sync"))
+    fn sync(request: SyncRequest) -> Result<SyncOutcome, Error> {
+        sync::sync(request)
     }
     fn uninstall(
-        _release: ReleaseId,
-        _options: UninstallOptions,
+        release: ReleaseId,
+        options: UninstallOptions,
     ) -> Result<Option<ReleaseInfo>, Error> {
-        Err(unsupported("uninstall"))
+        uninstall::uninstall(&release, &options)
     }
-    fn status(_release: ReleaseId) -> Result<Option<ReleaseInfo>, Error> {
-        Err(unsupported("status"))
+    fn status(release: ReleaseId) -> Result<Option<ReleaseInfo>, Error> {
+        Ok(store::history(&release)?.last().map(store::info))
     }
-    fn history(_release: ReleaseId, _max: u32) -> Result<Vec<ReleaseInfo>, Error> {
-        Err(unsupported("history"))
+    fn history(release: ReleaseId, max: u32) -> Result<Vec<ReleaseInfo>, Error> {
+        let records = store::history(&release)?;
+        let limit = if max == 0 {
+            records.len()
+        } else {
+            max as usize
+        };
+        Ok(records.iter().rev().take(limit).map(store::info).collect())
     }
     fn rollback(
         _release: ReleaseId,

@@ -1,9 +1,11 @@
-//! `template`: render a chart archive with the user's values as `helm template` does, with
-//! the errors Helm would give.
+//! Rendering for `template` and `sync`: load the chart archive, decode the user's values,
+//! and render exactly as Helm does, with the errors Helm would give.
 
+use capstan_gotmpl::value::Value;
+use capstan_helm::chart::Chart;
 use capstan_helm::engine::{ReleaseInfo, RenderOptions};
 use capstan_helm::objects::Capabilities;
-use capstan_helm::output::{Hook, manifest_text};
+use capstan_helm::output::{Assembled, Hook, manifest_text};
 use capstan_plugin_sdk::backend::capstan::plugin::types::{
     ChartArtifact, Error, ErrorCode, Json, ReleaseId,
 };
@@ -25,16 +27,78 @@ fn hooks_text(hooks: &[Hook]) -> String {
     out
 }
 
-/// Render `chart` for `release` with `values` (typed JSON, see `capstan_helm::values_json`).
+/// What a render of a release produced, with what the release record needs.
+pub struct Render {
+    /// The root chart after dependency processing, as Helm stores it in the record (only
+    /// when asked for with [`Request::for_record`]).
+    pub chart: Option<Chart>,
+    /// The user's values (the record's `config`).
+    pub user_values: Value,
+    /// Manifests, hooks and notes.
+    pub assembled: Assembled,
+}
+
+/// One render request.
+pub struct Request<'a> {
+    /// Which release.
+    pub release: &'a ReleaseId,
+    /// The chart archive.
+    pub chart: &'a ChartArtifact,
+    /// User values, typed JSON (see `capstan_helm::values_json`).
+    pub values: &'a str,
+    /// `.Capabilities`.
+    pub capabilities: Capabilities,
+    /// `.Release.Revision`.
+    pub revision: u32,
+    /// `.Release.IsUpgrade` (otherwise `IsInstall`).
+    pub is_upgrade: bool,
+    /// Keep the processed chart for a release record.
+    pub for_record: bool,
+}
+
+/// Render `request.chart` for a release.
+pub fn render(request: Request<'_>) -> Result<Render, Error> {
+    let loaded = capstan_helm::load::load_archive(&request.chart.archive)
+        .map_err(|e| invalid(format!("chart {}: {e}", request.chart.metadata.name)))?;
+    let user_values =
+        capstan_helm::values_json::from_typed_json(request.values).map_err(invalid)?;
+    let chart = if request.for_record {
+        let mut chart = loaded.clone();
+        capstan_helm::dependencies::process_dependencies(&mut chart, &user_values)
+            .map_err(|e| invalid(e.to_string()))?;
+        Some(chart)
+    } else {
+        None
+    };
+    let render_options = RenderOptions {
+        release: ReleaseInfo {
+            name: request.release.name.clone(),
+            namespace: request.release.namespace.clone(),
+            revision: i64::from(request.revision),
+            is_install: !request.is_upgrade,
+            is_upgrade: request.is_upgrade,
+        },
+        capabilities: request.capabilities,
+        ..RenderOptions::default()
+    };
+    let assembled =
+        capstan_helm::pipeline::render_chart(loaded, &user_values, &render_options, false)
+            .map_err(|e| invalid(e.to_string()))?;
+    Ok(Render {
+        chart,
+        user_values,
+        assembled,
+    })
+}
+
+/// Render `chart` for `release` with `values` (typed JSON, see `capstan_helm::values_json`),
+/// as `helm template` does.
 pub fn template(
     release: ReleaseId,
     chart: ChartArtifact,
     values: Json,
     options: TemplateOptions,
 ) -> Result<Rendered, Error> {
-    let loaded = capstan_helm::load::load_archive(&chart.archive)
-        .map_err(|e| invalid(format!("chart {}: {e}", chart.metadata.name)))?;
-    let user_values = capstan_helm::values_json::from_typed_json(&values).map_err(invalid)?;
     let mut capabilities = Capabilities::default();
     if let Some(version) = &options.kube_version {
         capabilities = capabilities.with_kube_version(version).map_err(invalid)?;
@@ -42,20 +106,16 @@ pub fn template(
     capabilities
         .api_versions
         .extend(options.api_versions.iter().cloned());
-    let render_options = RenderOptions {
-        release: ReleaseInfo {
-            name: release.name,
-            namespace: release.namespace,
-            revision: 1,
-            is_install: !options.is_upgrade,
-            is_upgrade: options.is_upgrade,
-        },
+    let rendered = render(Request {
+        release: &release,
+        chart: &chart,
+        values: &values,
         capabilities,
-        ..RenderOptions::default()
-    };
-    let assembled =
-        capstan_helm::pipeline::render_chart(loaded, &user_values, &render_options, false)
-            .map_err(|e| invalid(e.to_string()))?;
+        revision: 1,
+        is_upgrade: options.is_upgrade,
+        for_record: false,
+    })?;
+    let assembled = rendered.assembled;
     Ok(Rendered {
         manifest: manifest_text(&assembled.manifests),
         hooks: hooks_text(&assembled.hooks),

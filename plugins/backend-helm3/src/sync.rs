@@ -1,0 +1,414 @@
+//! `sync`: install the release when it has no history (or was uninstalled with its history
+//! kept), upgrade it otherwise — Helm v3's `install` / `upgrade` flows (helm-internals §3.2,
+//! §3.3) over server-side apply.
+//!
+//! Steps: read the history, render (revision N, `IsInstall`/`IsUpgrade`), prune history to
+//! `max-history` (upgrades), write the `pending-install`/`pending-upgrade` record, read every
+//! target object first (so a denied namespace or an ownership conflict stops the sync
+//! before anything is written), server-side apply every object in Helm's kind order with the
+//! ownership label and annotations, delete objects the previous revision had and this one
+//! dropped (unless the live object says `helm.sh/resource-policy: keep`), then mark the new
+//! record `deployed` and the previous one `superseded`.
+//!
+//! On failure an `atomic` install removes the objects it created and its record; otherwise
+//! the record is left `failed` with the cause (as Helm does). The error names the step and
+//! the object.
+//!
+//! Not implemented yet: hooks (a chart with install/upgrade hooks is refused unless hooks
+//! are disabled), `wait`, CRDs from `crds/`, `force` replacement, rollback-on-failure of
+//! upgrades, unlocking a release left `pending-*` (refused with Helm's "another operation is
+//! in progress"), no-op detection (every sync writes a new revision), `.Capabilities` from
+//! the cluster (Helm's defaults are used).
+
+use std::collections::BTreeSet;
+
+use capstan_helm::release::{ChartRecord, HookRecord, Info, Release, Status, revisions_to_prune};
+use capstan_plugin_sdk::backend::capstan::plugin::kube::{self, ObjectRef, Propagation};
+use capstan_plugin_sdk::backend::capstan::plugin::log::{Level, log};
+use capstan_plugin_sdk::backend::capstan::plugin::types::{Error, ErrorCode, ReleaseId};
+use capstan_plugin_sdk::backend::exports::capstan::plugin::backend::{
+    SyncAction, SyncOutcome, SyncRequest,
+};
+
+use crate::objects::{self, Object};
+use crate::render::{self, Render};
+use crate::store::{self, describe, with_context};
+
+/// Helm's release name rule (`chartutil.ValidateReleaseName`).
+pub fn validate_name(name: &str) -> Result<(), Error> {
+    let label_ok = |label: &str| {
+        let bytes = label.as_bytes();
+        !bytes.is_empty()
+            && bytes
+                .iter()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
+            && bytes[0] != b'-'
+            && bytes[bytes.len() - 1] != b'-'
+    };
+    if name.is_empty() || name.len() > 53 || !name.split('.').all(label_ok) {
+        return Err(Error::new(
+            ErrorCode::InvalidInput,
+            format!(
+                "invalid release name {name:?}: must be at most 53 characters of lower-case letters, digits, '-' and '.', starting and ending with a letter or digit"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn hook_record(hook: &capstan_helm::output::Hook) -> HookRecord {
+    HookRecord {
+        name: hook.head.name.clone(),
+        kind: hook.head.kind.clone(),
+        path: hook.path.clone(),
+        manifest: hook.manifest.clone(),
+        events: hook.events.clone(),
+        weight: hook.weight,
+        delete_policies: hook.delete_policies.clone(),
+        output_log_policies: hook.output_log_policies.clone(),
+        ..HookRecord::default()
+    }
+}
+
+/// Install or upgrade.
+pub fn sync(request: SyncRequest) -> Result<SyncOutcome, Error> {
+    let id = &request.release;
+    validate_name(&id.name)?;
+    let options = &request.options;
+    if options.wait {
+        return Err(Error::new(
+            ErrorCode::Unsupported,
+            "backend-helm3: `wait` is not implemented in this build",
+        ));
+    }
+    let history = store::history(id)?;
+    let last = history.last();
+    if let Some(last) = last
+        && last.status().is_pending()
+    {
+        return Err(Error::new(
+            ErrorCode::Conflict,
+            format!(
+                "release {}: another operation (install/upgrade/rollback) is in progress (revision {} is {}); unlocking interrupted operations is not implemented yet",
+                describe(id),
+                last.version,
+                last.status().as_str()
+            ),
+        ));
+    }
+    let install = last.is_none_or(|l| l.status() == Status::Uninstalled);
+    let current = if install {
+        None
+    } else {
+        let found = history
+            .iter()
+            .rev()
+            .find(|r| r.status() == Status::Deployed)
+            .or_else(|| last.filter(|l| matches!(l.status(), Status::Failed | Status::Superseded)));
+        Some(found.ok_or_else(|| {
+            Error::new(
+                ErrorCode::Conflict,
+                format!(
+                    "release {}: \"{}\" has no deployed releases",
+                    describe(id),
+                    id.name
+                ),
+            )
+        })?)
+    };
+    let revision = last.map_or(1, |l| l.version + 1);
+    let rendered = render::render(render::Request {
+        release: id,
+        chart: &request.chart,
+        values: &request.values,
+        capabilities: Default::default(),
+        revision,
+        is_upgrade: !install,
+        for_record: true,
+    })
+    .map_err(|e| with_context(e, &format!("render chart {}", request.chart.metadata.name)))?;
+    let hook_events = if install {
+        ["pre-install", "post-install"]
+    } else {
+        ["pre-upgrade", "post-upgrade"]
+    };
+    let blocking: Vec<&str> = rendered
+        .assembled
+        .hooks
+        .iter()
+        .filter(|h| h.events.iter().any(|e| hook_events.contains(&e.as_str())))
+        .map(|h| h.path.as_str())
+        .collect();
+    if !blocking.is_empty() && !options.disable_hooks {
+        return Err(Error::new(
+            ErrorCode::Unsupported,
+            format!(
+                "backend-helm3: hooks are not implemented in this build; the chart has {} hooks ({}); disable hooks to proceed without them",
+                hook_events.join("/"),
+                blocking.join(", ")
+            ),
+        ));
+    }
+    let now = store::now_text();
+    let mut record = new_record(id, &rendered, revision, install, current, &now);
+    let target = target_objects(id, &rendered)?;
+    let previous = match current {
+        Some(c) => objects::parse_manifest(&c.manifest, &id.namespace)?,
+        None => Vec::new(),
+    };
+    if !install && options.max_history > 0 {
+        let statuses: Vec<(u32, Status)> =
+            history.iter().map(|r| (r.version, r.status())).collect();
+        for version in revisions_to_prune(&statuses, options.max_history) {
+            store::delete(id, version)?;
+        }
+    }
+    store::create(&record)?;
+    log(
+        Level::Info,
+        &format!(
+            "{} {} revision {revision}: {} objects",
+            if install { "installing" } else { "upgrading" },
+            describe(id),
+            target.len()
+        ),
+    );
+    let mut created = Vec::new();
+    match deploy(id, &target, &previous, &mut created) {
+        Ok(()) => {
+            if let Some(current) = current {
+                let mut old = current.clone();
+                if let Some(info) = old.info.as_mut() {
+                    info.status = Status::Superseded;
+                }
+                store::update(&old)?;
+            }
+            if let Some(info) = record.info.as_mut() {
+                info.status = Status::Deployed;
+                info.description = options.description.clone().unwrap_or_else(|| {
+                    if install {
+                        "Install complete"
+                    } else {
+                        "Upgrade complete"
+                    }
+                    .to_owned()
+                });
+            }
+            store::update(&record)?;
+            Ok(SyncOutcome {
+                action: if install {
+                    SyncAction::Installed
+                } else {
+                    SyncAction::Upgraded
+                },
+                release: store::info(&record),
+            })
+        }
+        Err(error) => Err(fail(
+            id,
+            &mut record,
+            install,
+            options.atomic,
+            &created,
+            error,
+        )),
+    }
+}
+
+fn new_record(
+    id: &ReleaseId,
+    rendered: &Render,
+    revision: u32,
+    install: bool,
+    current: Option<&Release>,
+    now: &str,
+) -> Release {
+    let first_deployed = current
+        .and_then(|c| c.info.as_ref())
+        .map(|i| i.first_deployed.clone())
+        .filter(|t| !t.is_empty())
+        .unwrap_or_else(|| now.to_owned());
+    Release {
+        name: id.name.clone(),
+        info: Some(Info {
+            first_deployed,
+            last_deployed: now.to_owned(),
+            deleted: String::new(),
+            description: if install {
+                "Initial install underway"
+            } else {
+                "Preparing upgrade"
+            }
+            .into(),
+            status: if install {
+                Status::PendingInstall
+            } else {
+                Status::PendingUpgrade
+            },
+            notes: rendered.assembled.notes.clone(),
+        }),
+        chart: rendered.chart.as_ref().map(ChartRecord::from_chart),
+        config: rendered.user_values.clone(),
+        manifest: capstan_helm::output::manifest_text(&rendered.assembled.manifests),
+        hooks: rendered.assembled.hooks.iter().map(hook_record).collect(),
+        version: revision,
+        namespace: id.namespace.clone(),
+        labels: Default::default(),
+    }
+}
+
+fn target_objects(id: &ReleaseId, rendered: &Render) -> Result<Vec<Object>, Error> {
+    let mut target = Vec::new();
+    for manifest in &rendered.assembled.manifests {
+        if let Some(mut object) = objects::parse(&manifest.path, &manifest.content, &id.namespace)?
+        {
+            objects::set_ownership(&mut object, &id.name, &id.namespace);
+            target.push(object);
+        }
+    }
+    Ok(target)
+}
+
+fn live(reference: &ObjectRef) -> Result<Option<serde_json::Value>, Error> {
+    let found = kube::get(reference)
+        .map_err(|e| with_context(e, &format!("get {}", objects::describe(reference))))?;
+    found
+        .map(|text| {
+            serde_json::from_str(&text).map_err(|e| {
+                Error::new(
+                    ErrorCode::Internal,
+                    format!("{} is not JSON: {e}", objects::describe(reference)),
+                )
+            })
+        })
+        .transpose()
+}
+
+/// Apply `target` over `previous`; `created` collects objects that did not exist before.
+fn deploy(
+    id: &ReleaseId,
+    target: &[Object],
+    previous: &[Object],
+    created: &mut Vec<ObjectRef>,
+) -> Result<(), Error> {
+    let previous_ids = objects::by_identity(previous);
+    // Read everything first: denied namespaces and ownership conflicts stop us before any
+    // write.
+    let mut existed = Vec::with_capacity(target.len());
+    for object in target {
+        let found = live(&object.reference)
+            .map_err(|e| with_context(e, "check objects before applying"))?;
+        if let Some(found) = &found
+            && !previous_ids.contains_key(&object.identity())
+            && let Some(why) = objects::ownership_conflict(found, &id.name, &id.namespace)
+        {
+            return Err(Error::new(
+                ErrorCode::Conflict,
+                format!(
+                    "{} exists and cannot be imported into the current release: invalid ownership metadata; {why}",
+                    object.describe()
+                ),
+            ));
+        }
+        existed.push(found.is_some());
+    }
+    for (object, existed) in target.iter().zip(existed) {
+        kube::apply(&object.body.to_string(), true).map_err(|e| {
+            with_context(
+                e,
+                &format!("apply {} (from {})", object.describe(), object.path),
+            )
+        })?;
+        if !existed {
+            created.push(object.reference.clone());
+        }
+    }
+    let target_ids: BTreeSet<_> = target.iter().map(Object::identity).collect();
+    for old in previous {
+        if target_ids.contains(&old.identity()) {
+            continue;
+        }
+        let Some(found) = live(&old.reference)? else {
+            continue;
+        };
+        if objects::annotation(&found, objects::RESOURCE_POLICY) == Some("keep") {
+            log(
+                Level::Info,
+                &format!("{} kept due to the resource policy", old.describe()),
+            );
+            continue;
+        }
+        kube::delete(&old.reference, Propagation::Background).map_err(|e| {
+            with_context(
+                e,
+                &format!("delete {} (dropped from the release)", old.describe()),
+            )
+        })?;
+    }
+    Ok(())
+}
+
+fn fail(
+    id: &ReleaseId,
+    record: &mut Release,
+    install: bool,
+    atomic: bool,
+    created: &[ObjectRef],
+    error: Error,
+) -> Error {
+    let verb = if install { "install" } else { "upgrade" };
+    if install && atomic {
+        let mut problems = Vec::new();
+        for reference in created.iter().rev() {
+            if let Err(e) = kube::delete(reference, Propagation::Background) {
+                problems.push(format!(
+                    "delete {}: {}",
+                    objects::describe(reference),
+                    e.message
+                ));
+            }
+        }
+        if let Err(e) = store::delete(id, record.version) {
+            problems.push(e.message);
+        }
+        let cleanup = if problems.is_empty() {
+            format!(
+                "the atomic install removed the {} objects it created and its release record",
+                created.len()
+            )
+        } else {
+            format!(
+                "cleaning up the atomic install failed too: {}",
+                problems.join("; ")
+            )
+        };
+        return Error {
+            message: format!(
+                "{verb} of {} failed: {}; {cleanup}",
+                describe(id),
+                error.message
+            ),
+            ..error
+        };
+    }
+    if let Some(info) = record.info.as_mut() {
+        info.status = Status::Failed;
+        info.description = if install {
+            format!("Release \"{}\" failed: {}", id.name, error.message)
+        } else {
+            format!("Upgrade \"{}\" failed: {}", id.name, error.message)
+        };
+    }
+    let recorded = match store::update(record) {
+        Ok(()) => format!("revision {} is recorded failed", record.version),
+        Err(e) => format!("recording the failure failed too: {}", e.message),
+    };
+    Error {
+        message: format!(
+            "{verb} of {} failed: {}; {recorded}",
+            describe(id),
+            error.message
+        ),
+        ..error
+    }
+}
