@@ -8,6 +8,7 @@
 pub mod capabilities;
 pub mod config;
 pub mod plugins;
+pub mod release;
 pub mod sources;
 pub mod telemetry;
 pub mod template;

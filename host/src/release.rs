@@ -1,0 +1,247 @@
+//! `capstan release sync|uninstall|status|history`: drive a release backend component
+//! without the operator. The host merges values and packages the chart as `capstan
+//! template` does (`crate::template`), connects to the cluster from the usual kubeconfig,
+//! and grants the component Kubernetes access to the release namespace only (plus the
+//! cluster-scoped kinds named with `--allow-cluster-kind`).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::Context;
+
+use crate::capabilities::Grants;
+use crate::capabilities::kube::{DiscoveryCache, KubeGrant};
+use crate::plugins::BackendPlugin;
+use crate::plugins::bindings::backend::exports::capstan::plugin::backend::{
+    CrdPolicy, SyncAction, SyncOptions, SyncRequest, UninstallOptions,
+};
+use crate::plugins::bindings::types::{ReleaseId, ReleaseInfo, ReleaseStatus};
+
+/// What every release command needs.
+#[derive(clap::Args, Debug, Clone)]
+pub struct Target {
+    /// Release name.
+    #[arg(long)]
+    pub name: String,
+    /// Release namespace (where the records and the objects live).
+    #[arg(short = 'n', long, default_value = "default")]
+    pub namespace: String,
+    /// Cluster-scoped kinds the backend may touch (`Kind` or `Kind.group`); repeatable.
+    #[arg(long = "allow-cluster-kind")]
+    pub cluster_kinds: Vec<String>,
+}
+
+impl Target {
+    /// The release id.
+    pub fn id(&self) -> ReleaseId {
+        ReleaseId {
+            name: self.name.clone(),
+            namespace: self.namespace.clone(),
+        }
+    }
+
+    /// Kubernetes access for one call: the release namespace and the allowed kinds.
+    pub async fn grants(&self) -> anyhow::Result<Grants> {
+        let client = kube::Client::try_default()
+            .await
+            .context("cannot connect to the cluster (KUBECONFIG)")?;
+        Ok(Grants {
+            kube: Some(KubeGrant::new(
+                client,
+                Arc::new(DiscoveryCache::default()),
+                [self.namespace.clone()],
+                self.cluster_kinds.iter().cloned(),
+            )),
+            git: None,
+        })
+    }
+}
+
+/// `capstan release sync`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct SyncArgs {
+    /// Which release.
+    #[command(flatten)]
+    pub target: Target,
+    /// Chart folder or chart archive (`.tgz`).
+    #[arg(long)]
+    pub chart: PathBuf,
+    /// Values file (YAML); repeat to merge several, later ones win.
+    #[arg(short = 'f', long = "values")]
+    pub values: Vec<PathBuf>,
+    /// Set values on the command line (`a.b=c`); repeatable.
+    #[arg(long)]
+    pub set: Vec<String>,
+    /// Like `--set`, but every value is a string.
+    #[arg(long)]
+    pub set_string: Vec<String>,
+    /// Wait for the release's resources to become ready.
+    #[arg(long)]
+    pub wait: bool,
+    /// Budget for the whole operation, in seconds.
+    #[arg(long, default_value_t = 300)]
+    pub timeout: u32,
+    /// On a failed install, remove everything the install created.
+    #[arg(long)]
+    pub atomic: bool,
+    /// Revisions to keep (0: all).
+    #[arg(long, default_value_t = 10)]
+    pub max_history: u32,
+    /// Do not run hooks.
+    #[arg(long)]
+    pub no_hooks: bool,
+    /// Description recorded on the new revision.
+    #[arg(long)]
+    pub description: Option<String>,
+}
+
+/// `capstan release uninstall`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct UninstallArgs {
+    /// Which release.
+    #[command(flatten)]
+    pub target: Target,
+    /// Keep the release records, marked `uninstalled`.
+    #[arg(long)]
+    pub keep_history: bool,
+    /// Do not run hooks.
+    #[arg(long)]
+    pub no_hooks: bool,
+    /// Budget in seconds.
+    #[arg(long, default_value_t = 300)]
+    pub timeout: u32,
+}
+
+/// `capstan release history`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct HistoryArgs {
+    /// Which release.
+    #[command(flatten)]
+    pub target: Target,
+    /// At most this many revisions (0: all).
+    #[arg(long, default_value_t = 256)]
+    pub max: u32,
+}
+
+fn status_text(status: ReleaseStatus) -> &'static str {
+    match status {
+        ReleaseStatus::Unknown => "unknown",
+        ReleaseStatus::Deployed => "deployed",
+        ReleaseStatus::Uninstalled => "uninstalled",
+        ReleaseStatus::Superseded => "superseded",
+        ReleaseStatus::Failed => "failed",
+        ReleaseStatus::Uninstalling => "uninstalling",
+        ReleaseStatus::PendingInstall => "pending-install",
+        ReleaseStatus::PendingUpgrade => "pending-upgrade",
+        ReleaseStatus::PendingRollback => "pending-rollback",
+    }
+}
+
+/// One line per revision, like `helm history`.
+pub fn history_line(info: &ReleaseInfo) -> String {
+    format!(
+        "{}\t{}\t{}-{}\t{}\t{}",
+        info.revision,
+        status_text(info.status),
+        info.chart.name,
+        info.chart.version,
+        info.last_deployed.as_deref().unwrap_or("-"),
+        info.description
+    )
+}
+
+/// Install or upgrade; prints what happened.
+pub async fn sync(backend: &BackendPlugin, args: &SyncArgs) -> anyhow::Result<()> {
+    let values = crate::template::user_values(&args.values, &args.set, &args.set_string)?;
+    let values = capstan_helm::values_json::to_typed_json(&values)
+        .map_err(|e| anyhow::anyhow!("values cannot be passed to the backend: {e}"))?;
+    let chart = crate::template::chart_artifact(&args.chart)?;
+    let request = SyncRequest {
+        release: args.target.id(),
+        chart,
+        values,
+        options: SyncOptions {
+            wait: args.wait,
+            timeout_seconds: args.timeout,
+            atomic: args.atomic,
+            rollback_on_failure: false,
+            max_history: args.max_history,
+            force: false,
+            install_crds: CrdPolicy::Create,
+            upgrade_crds: CrdPolicy::Skip,
+            disable_hooks: args.no_hooks,
+            description: args.description.clone(),
+        },
+    };
+    let outcome = backend.sync(&request, args.target.grants().await?).await?;
+    let action = match outcome.action {
+        SyncAction::Installed => "installed",
+        SyncAction::Upgraded => "upgraded",
+        SyncAction::Unchanged => "unchanged",
+    };
+    println!(
+        "release {}/{} {action}: revision {} {}",
+        args.target.namespace,
+        args.target.name,
+        outcome.release.revision,
+        status_text(outcome.release.status)
+    );
+    if let Some(notes) = &outcome.release.notes {
+        println!("NOTES:\n{notes}");
+    }
+    Ok(())
+}
+
+/// Uninstall; prints what happened.
+pub async fn uninstall(backend: &BackendPlugin, args: &UninstallArgs) -> anyhow::Result<()> {
+    let options = UninstallOptions {
+        keep_history: args.keep_history,
+        wait: false,
+        timeout_seconds: args.timeout,
+        disable_hooks: args.no_hooks,
+    };
+    let id = args.target.id();
+    match backend
+        .uninstall(&id, options, args.target.grants().await?)
+        .await?
+    {
+        Some(_) => println!("release \"{}\" uninstalled", id.name),
+        None => anyhow::bail!("release {}/{}: not found", id.namespace, id.name),
+    }
+    Ok(())
+}
+
+/// Print the current revision.
+pub async fn status(backend: &BackendPlugin, target: &Target) -> anyhow::Result<()> {
+    let id = target.id();
+    let Some(info) = backend.status(&id, target.grants().await?).await? else {
+        anyhow::bail!("release {}/{}: not found", id.namespace, id.name);
+    };
+    println!("NAME: {}", info.id.name);
+    println!("NAMESPACE: {}", info.id.namespace);
+    println!("REVISION: {}", info.revision);
+    println!("STATUS: {}", status_text(info.status));
+    println!("CHART: {}-{}", info.chart.name, info.chart.version);
+    println!(
+        "LAST DEPLOYED: {}",
+        info.last_deployed.as_deref().unwrap_or("-")
+    );
+    println!("DESCRIPTION: {}", info.description);
+    Ok(())
+}
+
+/// Print the revisions, newest last (as `helm history`).
+pub async fn history(backend: &BackendPlugin, args: &HistoryArgs) -> anyhow::Result<()> {
+    let id = args.target.id();
+    let revisions = backend
+        .history(&id, args.max, args.target.grants().await?)
+        .await?;
+    if revisions.is_empty() {
+        anyhow::bail!("release {}/{}: not found", id.namespace, id.name);
+    }
+    println!("REVISION\tSTATUS\tCHART\tUPDATED\tDESCRIPTION");
+    for info in revisions.iter().rev() {
+        println!("{}", history_line(info));
+    }
+    Ok(())
+}
