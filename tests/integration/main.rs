@@ -11,6 +11,7 @@ mod harness;
 mod host_imports;
 mod kwok_and_helm;
 mod operator;
+mod release_helm3;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -34,6 +35,17 @@ const TESTS: &[(&str, TestFn)] = &[
     }),
     ("capstan_run_loads_plugins_and_serves_health", |c| {
         Box::pin(operator::capstan_run_loads_plugins_and_serves_health(c))
+    }),
+    (
+        "capstan_release_installs_upgrades_and_uninstalls_for_real_helm",
+        |c| {
+            Box::pin(
+                release_helm3::capstan_release_installs_upgrades_and_uninstalls_for_real_helm(c),
+            )
+        },
+    ),
+    ("capstan_release_outside_the_grant_writes_nothing", |c| {
+        Box::pin(release_helm3::capstan_release_outside_the_grant_writes_nothing(c))
     }),
 ];
 

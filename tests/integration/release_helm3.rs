@@ -1,0 +1,322 @@
+//! `capstan release` with the `backend-helm3` component against the real control plane,
+//! checked with the real `helm` CLI: the records we write are Helm's (list, history, get
+//! manifest/values), upgrades supersede, dropped objects are deleted, uninstall removes
+//! everything, and a chart reaching outside the granted namespace writes nothing.
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::sync::Arc;
+
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use kube::Api;
+use kube::api::ListParams;
+use serde_json::Value;
+
+use crate::harness::{Cluster, repo_root};
+
+fn write(path: &Path, text: &str) {
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).unwrap();
+    }
+    std::fs::write(path, text).unwrap();
+}
+
+fn write_config(dir: &Path) -> PathBuf {
+    let config = format!(
+        "cacheDir: {cache}\nplugins:\n- {{name: helm3, world: backend, path: {p}/backend-helm3.wasm}}\nbackends: {{default: helm3, v3: helm3}}\n",
+        cache = dir.join("cache").display(),
+        p = repo_root().join("target/plugins").display()
+    );
+    let path = dir.join("capstan.yaml");
+    std::fs::write(&path, config).unwrap();
+    path
+}
+
+/// Run `capstan` with `args` against the cluster.
+fn capstan(cluster: &Cluster, dir: &Path, args: &[&str]) -> Output {
+    let binary = repo_root().join("target/debug/capstan");
+    assert!(
+        binary.is_file(),
+        "{} is missing: build with `cargo build -p capstan`",
+        binary.display()
+    );
+    std::process::Command::new(binary)
+        .env("KUBECONFIG", cluster.kubeconfig())
+        .env("CAPSTAN_CONFIG", write_config(dir))
+        .arg("--log-format")
+        .arg("text")
+        .args(args)
+        .arg("--cache-dir")
+        .arg(dir.join("cache"))
+        .output()
+        .unwrap()
+}
+
+fn capstan_ok(cluster: &Cluster, dir: &Path, args: &[&str]) -> String {
+    let out = capstan(cluster, dir, args);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "capstan {args:?} failed ({}):\n{stdout}{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+fn shop_chart(dir: &Path) -> PathBuf {
+    let chart = dir.join("shop");
+    write(
+        &chart.join("Chart.yaml"),
+        "apiVersion: v2\nname: shop\nversion: 0.1.0\nappVersion: \"2.0\"\n",
+    );
+    write(
+        &chart.join("values.yaml"),
+        "greeting: hello\nextra: false\nport: 80\n",
+    );
+    write(
+        &chart.join("templates/configmap.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-settings\ndata:\n  greeting: {{ .Values.greeting | quote }}\n  revision: {{ .Release.Revision | quote }}\n",
+    );
+    write(
+        &chart.join("templates/service.yaml"),
+        "apiVersion: v1\nkind: Service\nmetadata:\n  name: {{ .Release.Name }}\nspec:\n  ports:\n    - port: {{ .Values.port }}\n  selector:\n    app: shop\n",
+    );
+    write(
+        &chart.join("templates/extra.yaml"),
+        "{{- if .Values.extra }}\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-extra\ndata:\n  on: \"yes\"\n{{- end }}\n",
+    );
+    write(
+        &chart.join("templates/NOTES.txt"),
+        "Shop {{ .Release.Name }} is open.\n",
+    );
+    chart
+}
+
+fn helm_json(cluster: &Cluster, args: &[&str]) -> Value {
+    let text = cluster.run("helm", args);
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("helm {args:?}: {e}\n{text}"))
+}
+
+pub async fn capstan_release_installs_upgrades_and_uninstalls_for_real_helm(cluster: Arc<Cluster>) {
+    let namespace = cluster.create_namespace("rel3").await;
+    let dir = tempfile::tempdir().unwrap();
+    let chart = shop_chart(dir.path());
+    let chart_arg = chart.to_str().unwrap();
+    let v1 = dir.path().join("v1.yaml");
+    write(&v1, "greeting: hi\nextra: true\n");
+    let v2 = dir.path().join("v2.yaml");
+    write(&v2, "greeting: bye\nport: 8080\n");
+    let (v1_arg, v2_arg) = (v1.to_str().unwrap(), v2.to_str().unwrap());
+    let base = ["--name", "shop", "--namespace", namespace.as_str()];
+
+    // Install.
+    let started = std::time::Instant::now();
+    let out = capstan_ok(
+        &cluster,
+        dir.path(),
+        &[
+            &["release", "sync"][..],
+            &base,
+            &["--chart", chart_arg, "-f", v1_arg],
+        ]
+        .concat(),
+    );
+    println!("capstan install took {:?}", started.elapsed());
+    assert!(out.contains("installed: revision 1 deployed"), "{out}");
+    assert!(out.contains("Shop shop is open."), "{out}");
+
+    let listed = helm_json(&cluster, &["list", "-n", &namespace, "-o", "json"]);
+    assert_eq!(listed[0]["name"], "shop", "{listed}");
+    assert_eq!(listed[0]["status"], "deployed", "{listed}");
+    assert_eq!(listed[0]["revision"], "1", "{listed}");
+    assert_eq!(listed[0]["chart"], "shop-0.1.0", "{listed}");
+    assert_eq!(listed[0]["app_version"], "2.0", "{listed}");
+
+    // `helm get manifest` is what we rendered (the same render as `capstan template`).
+    let rendered = capstan_ok(
+        &cluster,
+        dir.path(),
+        &[
+            "template", chart_arg, "--name", "shop", "-n", &namespace, "-f", v1_arg,
+        ],
+    );
+    let manifest = cluster.run("helm", &["get", "manifest", "shop", "-n", &namespace]);
+    assert_eq!(manifest.trim(), rendered.trim());
+    assert!(manifest.contains("name: shop-extra"), "{manifest}");
+    let values = helm_json(
+        &cluster,
+        &["get", "values", "shop", "-n", &namespace, "-o", "json"],
+    );
+    assert_eq!(values, serde_json::json!({"greeting": "hi", "extra": true}));
+    let notes = cluster.run("helm", &["get", "notes", "shop", "-n", &namespace]);
+    assert!(notes.contains("Shop shop is open."), "{notes}");
+    let status = helm_json(
+        &cluster,
+        &["status", "shop", "-n", &namespace, "-o", "json"],
+    );
+    assert_eq!(
+        status["info"]["description"], "Install complete",
+        "{status}"
+    );
+    assert_eq!(status["config"]["greeting"], "hi", "{status}");
+
+    // Objects carry Helm's ownership metadata.
+    let client = cluster.client().await;
+    let config_maps: Api<ConfigMap> = Api::namespaced(client.clone(), &namespace);
+    let settings = config_maps.get("shop-settings").await.unwrap();
+    let uid = settings.metadata.uid.clone();
+    let labels = settings.metadata.labels.clone().unwrap_or_default();
+    assert_eq!(labels["app.kubernetes.io/managed-by"], "Helm");
+    let annotations = settings.metadata.annotations.clone().unwrap_or_default();
+    assert_eq!(annotations["meta.helm.sh/release-name"], "shop");
+    assert_eq!(annotations["meta.helm.sh/release-namespace"], namespace);
+    let managers: Vec<_> = settings
+        .metadata
+        .managed_fields
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|m| m.manager)
+        .collect();
+    assert!(managers.contains(&"capstan".to_owned()), "{managers:?}");
+    assert!(config_maps.get_opt("shop-extra").await.unwrap().is_some());
+
+    // Upgrade: revision 1 superseded, 2 deployed; the dropped object is deleted, the kept
+    // one is patched in place.
+    let started = std::time::Instant::now();
+    let out = capstan_ok(
+        &cluster,
+        dir.path(),
+        &[
+            &["release", "sync"][..],
+            &base,
+            &["--chart", chart_arg, "-f", v2_arg],
+        ]
+        .concat(),
+    );
+    println!("capstan upgrade took {:?}", started.elapsed());
+    assert!(out.contains("upgraded: revision 2 deployed"), "{out}");
+    let history = helm_json(
+        &cluster,
+        &["history", "shop", "-n", &namespace, "-o", "json"],
+    );
+    let summary: Vec<(i64, String)> = history
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| {
+            (
+                h["revision"].as_i64().unwrap(),
+                h["status"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        [(1, "superseded".to_owned()), (2, "deployed".to_owned())],
+        "{history}"
+    );
+    assert_eq!(history[1]["description"], "Upgrade complete", "{history}");
+    let settings = config_maps.get("shop-settings").await.unwrap();
+    assert_eq!(settings.metadata.uid, uid, "the ConfigMap was recreated");
+    let data = settings.data.unwrap_or_default();
+    assert_eq!(data["greeting"], "bye");
+    assert_eq!(data["revision"], "2");
+    assert!(config_maps.get_opt("shop-extra").await.unwrap().is_none());
+    let values = helm_json(
+        &cluster,
+        &["get", "values", "shop", "-n", &namespace, "-o", "json"],
+    );
+    assert_eq!(values, serde_json::json!({"greeting": "bye", "port": 8080}));
+
+    let status = capstan_ok(
+        &cluster,
+        dir.path(),
+        &[&["release", "status"][..], &base].concat(),
+    );
+    assert!(status.contains("STATUS: deployed"), "{status}");
+    assert!(status.contains("REVISION: 2"), "{status}");
+    let ours = capstan_ok(
+        &cluster,
+        dir.path(),
+        &[&["release", "history"][..], &base].concat(),
+    );
+    assert!(ours.contains("1\tsuperseded\tshop-0.1.0"), "{ours}");
+    assert!(ours.contains("2\tdeployed\tshop-0.1.0"), "{ours}");
+
+    // Uninstall: objects and records gone, as helm sees it.
+    let out = capstan_ok(
+        &cluster,
+        dir.path(),
+        &[&["release", "uninstall"][..], &base].concat(),
+    );
+    assert!(out.contains("uninstalled"), "{out}");
+    let listed = helm_json(&cluster, &["list", "-a", "-n", &namespace, "-o", "json"]);
+    assert_eq!(listed, serde_json::json!([]), "{listed}");
+    assert!(
+        config_maps
+            .get_opt("shop-settings")
+            .await
+            .unwrap()
+            .is_none()
+    );
+    let secrets: Api<Secret> = Api::namespaced(client, &namespace);
+    let records = secrets
+        .list(&ListParams::default().labels("owner=helm"))
+        .await
+        .unwrap();
+    assert!(records.items.is_empty(), "release records left behind");
+    let out = capstan(
+        &cluster,
+        dir.path(),
+        &[&["release", "status"][..], &base].concat(),
+    );
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not found"));
+}
+
+pub async fn capstan_release_outside_the_grant_writes_nothing(cluster: Arc<Cluster>) {
+    let namespace = cluster.create_namespace("rel3-grant").await;
+    let dir = tempfile::tempdir().unwrap();
+    let chart = dir.path().join("reach");
+    write(
+        &chart.join("Chart.yaml"),
+        "apiVersion: v2\nname: reach\nversion: 1.0.0\n",
+    );
+    write(
+        &chart.join("templates/a.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: mine\ndata: {}\n",
+    );
+    write(
+        &chart.join("templates/b.yaml"),
+        "apiVersion: v1\nkind: Service\nmetadata:\n  name: theirs\n  namespace: kube-system\nspec:\n  ports:\n    - port: 80\n",
+    );
+    let out = capstan(
+        &cluster,
+        dir.path(),
+        &[
+            "release",
+            "sync",
+            "--name",
+            "reach",
+            "--namespace",
+            &namespace,
+            "--chart",
+            chart.to_str().unwrap(),
+            "--atomic",
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "sync outside the grant succeeded");
+    assert!(stderr.contains("denied"), "{stderr}");
+    assert!(stderr.contains("kube-system"), "{stderr}");
+    let client = cluster.client().await;
+    let config_maps: Api<ConfigMap> = Api::namespaced(client.clone(), &namespace);
+    assert!(config_maps.get_opt("mine").await.unwrap().is_none());
+    let secrets: Api<Secret> = Api::namespaced(client, &namespace);
+    let records = secrets
+        .list(&ListParams::default().labels("owner=helm"))
+        .await
+        .unwrap();
+    assert!(records.items.is_empty(), "a release record was left behind");
+}
