@@ -3,6 +3,7 @@
 //! objects, output assembly as `helm template` prints it, and Helm v3 release records.
 
 pub mod chart;
+pub mod corpus;
 pub mod dependencies;
 pub mod engine;
 pub mod funcs;
@@ -19,4 +20,3 @@ pub mod semver;
 pub mod strvals;
 pub mod values;
 pub mod values_json;
-pub mod corpus;
