@@ -22,7 +22,7 @@ mod math;
 mod paths;
 mod reflect;
 mod regex;
-mod semver;
+pub mod semver;
 mod strings;
 mod url;
 mod values;

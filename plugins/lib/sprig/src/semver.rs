@@ -1,202 +1,243 @@
-//! Semantic versions as Masterminds/semver v3 handles them: `semver` returns a
-//! `*semver.Version` object (methods `Major`, `Minor`, `Patch`, `Prerelease`, `Metadata`,
-//! `Original`, `String`; JSON and `%v` give its canonical string), and `semverCompare`
-//! checks a constraint (`^`, `~`, `x`/`*` wildcards, ranges, `||`, and the rule that a
-//! pre-release version only satisfies constraints that carry a pre-release).
+//! Semantic versions and version constraints exactly as Masterminds/semver v3 evaluates
+//! them, for Sprig's `semver` / `semverCompare` and for Helm (chart versions, dependency
+//! matching, `kubeVersion`): the loose `NewVersion` (optional `v`, missing minor/patch
+//! meaning 0, leading zeros coerced), semver 2.0 ordering, and `NewConstraint` / `Check`
+//! with `||` alternatives, comma or space separated AND terms, hyphen ranges, wildcards,
+//! tilde, caret and the pre-release rule (a pre-release version satisfies an AND group
+//! only if one of its terms names a pre-release). The constraint grammar is the same set
+//! of regular expressions Masterminds uses, so what it accepts and refuses matches.
+//!
+//! In templates, `semver` returns a `*semver.Version` object (methods `Major`, `Minor`,
+//! `Patch`, `Prerelease`, `Metadata`, `Original`, `String`; JSON and `%v` give its
+//! canonical string), and `semverCompare` checks a constraint.
 
 use std::cmp::Ordering;
+use std::fmt;
 use std::rc::Rc;
-use std::sync::OnceLock;
+use std::sync::LazyLock;
 
 use capstan_gotmpl::funcs::{FuncError, FuncMap, arg_str};
 use capstan_gotmpl::value::{Object, Value};
 use regex::Regex;
 
-pub fn register(funcs: &mut FuncMap) {
-    funcs.add("semver", 1, false, |args| {
-        let version = Version::parse(arg_str(args, 0)?).map_err(FuncError::new)?;
+pub(crate) fn register(funcs: &mut FuncMap) {
+    let fail = |e: SemverError| FuncError::new(e.template_text());
+    funcs.add("semver", 1, false, move |args| {
+        let version = Version::parse(arg_str(args, 0)?).map_err(fail)?;
         Ok(Value::Object(Rc::new(version)))
     });
-    funcs.add("semverCompare", 2, false, |args| {
-        let constraints = Constraints::parse(arg_str(args, 0)?).map_err(FuncError::new)?;
-        let version = Version::parse(arg_str(args, 1)?).map_err(FuncError::new)?;
+    funcs.add("semverCompare", 2, false, move |args| {
+        let constraints = Constraints::parse(arg_str(args, 0)?).map_err(fail)?;
+        let version = Version::parse(arg_str(args, 1)?).map_err(fail)?;
         Ok(Value::Bool(constraints.check(&version)))
     });
 }
 
-const CONSTRAINT_VERSION: &str = r"v?([0-9|x|X|\*]+)(\.[0-9|x|X|\*]+)?(\.[0-9|x|X|\*]+)?(-([0-9A-Za-z\-]+(\.[0-9A-Za-z\-]+)*))?(\+([0-9A-Za-z\-]+(\.[0-9A-Za-z\-]+)*))?";
+/// Why a version or a constraint did not parse (Masterminds' error texts).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SemverError {
+    /// The text is not a version at all.
+    InvalidVersion,
+    /// A numeric segment is too large for 64 bits.
+    Segment(String),
+    /// A numeric pre-release identifier starts with 0.
+    SegmentStartsZero,
+    /// A pre-release identifier is empty or holds characters outside `[0-9A-Za-z-]`.
+    InvalidPrerelease,
+    /// A metadata identifier is empty or holds characters outside `[0-9A-Za-z-]`.
+    InvalidMetadata,
+    /// A constraint group does not match the constraint grammar.
+    ImproperConstraint(String),
+    /// A constraint's version could not be built.
+    ConstraintParser,
+}
+
+impl fmt::Display for SemverError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SemverError::InvalidVersion => f.write_str("invalid semantic version"),
+            SemverError::Segment(detail) => write!(f, "error parsing version segment: {detail}"),
+            SemverError::SegmentStartsZero => f.write_str("version segment starts with 0"),
+            SemverError::InvalidPrerelease => f.write_str("invalid prerelease string"),
+            SemverError::InvalidMetadata => f.write_str("invalid metadata string"),
+            SemverError::ImproperConstraint(text) => write!(f, "improper constraint: {text:?}"),
+            SemverError::ConstraintParser => f.write_str("constraint parser error"),
+        }
+    }
+}
+
+impl std::error::Error for SemverError {}
+
+impl SemverError {
+    /// The text Sprig's `semver` and `semverCompare` fail with in templates (the
+    /// capitalised Masterminds wording, and an unquoted improper constraint).
+    fn template_text(&self) -> String {
+        match self {
+            SemverError::InvalidVersion => "Invalid Semantic Version".into(),
+            SemverError::Segment(detail) => format!("Error parsing version segment: {detail}"),
+            SemverError::SegmentStartsZero => "Version segment starts with 0".into(),
+            SemverError::InvalidPrerelease => "Invalid Prerelease string".into(),
+            SemverError::InvalidMetadata => "Invalid Metadata string".into(),
+            SemverError::ImproperConstraint(text) => format!("improper constraint: {text}"),
+            SemverError::ConstraintParser => "constraint Parser Error".into(),
+        }
+    }
+}
+
+/// Go's `\s` (RE2, ASCII): tab, newline, form feed, carriage return, space.
+const SPACE: &str = r"[\t\n\x0C\r ]";
+/// Masterminds' operator alternatives, in its order (the empty operator is second).
 const OPERATORS: &str = r"=||!=|>|<|>=|=>|<=|=<|~|~>|\^";
+/// Masterminds' constraint version (`cvRegex`); its classes include a literal `|`.
+const CONSTRAINT_VERSION: &str = r"v?([0-9|xX*]+)(\.[0-9|xX*]+)?(\.[0-9|xX*]+)?(-([0-9A-Za-z\-]+(\.[0-9A-Za-z\-]+)*))?(\+([0-9A-Za-z\-]+(\.[0-9A-Za-z\-]+)*))?";
+/// Masterminds' loose version (`looseSemVerRegex`).
+const LOOSE_VERSION: &str = r"v?([0-9]+)(\.[0-9]+)?(\.[0-9]+)?(-([0-9A-Za-z\-]+(\.[0-9A-Za-z\-]+)*))?(\+([0-9A-Za-z\-]+(\.[0-9A-Za-z\-]+)*))?";
 
-struct Patterns {
-    version: Regex,
+struct Grammar {
+    loose_version: Regex,
     constraint: Regex,
-    range: Regex,
-    find: Regex,
-    valid: Regex,
+    constraint_range: Regex,
+    find_constraint: Regex,
+    valid_constraint: Regex,
 }
 
-fn patterns() -> Option<&'static Patterns> {
-    static PATTERNS: OnceLock<Option<Patterns>> = OnceLock::new();
-    PATTERNS
-        .get_or_init(|| {
-            let (cv, ops) = (CONSTRAINT_VERSION, OPERATORS);
-            Some(Patterns {
-                version: Regex::new(
-                    r"^v?([0-9]+)(\.[0-9]+)?(\.[0-9]+)?(-([0-9A-Za-z\-]+(\.[0-9A-Za-z\-]+)*))?(\+([0-9A-Za-z\-]+(\.[0-9A-Za-z\-]+)*))?$",
-                )
-                .ok()?,
-                constraint: Regex::new(&format!(r"^\s*({ops})\s*({cv})\s*$")).ok()?,
-                range: Regex::new(&format!(r"\s*({cv})\s+-\s+({cv})\s*")).ok()?,
-                find: Regex::new(&format!(r"({ops})\s*({cv})")).ok()?,
-                valid: Regex::new(&format!(
-                    r"^(\s*({ops})\s*({cv})\s*)((?:\s+|,\s*)({ops})\s*({cv})\s*)*$"
-                ))
-                .ok()?,
-            })
-        })
-        .as_ref()
+static GRAMMAR: LazyLock<Option<Grammar>> = LazyLock::new(|| {
+    let build = |pattern: String| Regex::new(&pattern).ok();
+    Some(Grammar {
+        loose_version: build(format!("^{LOOSE_VERSION}$"))?,
+        constraint: build(format!(
+            "^{SPACE}*({OPERATORS}){SPACE}*({CONSTRAINT_VERSION}){SPACE}*$"
+        ))?,
+        constraint_range: build(format!(
+            "{SPACE}*({CONSTRAINT_VERSION}){SPACE}+-{SPACE}+({CONSTRAINT_VERSION}){SPACE}*"
+        ))?,
+        find_constraint: build(format!("({OPERATORS}){SPACE}*({CONSTRAINT_VERSION})"))?,
+        valid_constraint: build(format!(
+            "^({SPACE}*({OPERATORS}){SPACE}*({CONSTRAINT_VERSION}){SPACE}*)((?:{SPACE}+|,{SPACE}*)({OPERATORS}){SPACE}*({CONSTRAINT_VERSION}){SPACE}*)*$"
+        ))?,
+    })
+});
+
+fn grammar() -> Result<&'static Grammar, SemverError> {
+    GRAMMAR.as_ref().ok_or(SemverError::ConstraintParser)
 }
 
-fn internal_error() -> String {
-    "semver: pattern failed to compile".into()
-}
-
-/// A parsed version (`semver.Version`).
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// A parsed version (Masterminds `Version`).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Version {
-    major: u64,
-    minor: u64,
-    patch: u64,
-    pre: String,
-    metadata: String,
-    original: String,
+    /// Major number.
+    pub major: u64,
+    /// Minor number.
+    pub minor: u64,
+    /// Patch number.
+    pub patch: u64,
+    /// Pre-release (without the `-`), empty when none.
+    pub pre: String,
+    /// Build metadata (without the `+`), empty when none.
+    pub metadata: String,
+    /// The text it was parsed from.
+    pub original: String,
 }
 
-fn is_numeric(s: &str) -> bool {
-    s.bytes().all(|b| b.is_ascii_digit())
-}
-
-fn is_identifier(s: &str) -> bool {
-    s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
-}
-
-fn parse_segment(text: &str) -> Result<u64, String> {
-    text.parse::<u64>().map_err(|_| {
-        format!(
-            "Error parsing version segment: strconv.ParseUint: parsing {}: value out of range",
-            capstan_gotmpl::gofmt::quote(text)
-        )
+fn parse_segment(digits: &str) -> Result<u64, SemverError> {
+    digits.parse::<u64>().map_err(|_| {
+        SemverError::Segment(format!(
+            "strconv.ParseUint: parsing {digits:?}: value out of range"
+        ))
     })
 }
 
+fn only(text: &str, allowed: impl Fn(char) -> bool) -> bool {
+    text.chars().all(allowed)
+}
+
+fn is_identifier_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '-'
+}
+
+fn validate_prerelease(pre: &str) -> Result<(), SemverError> {
+    for part in pre.split('.') {
+        if part.is_empty() {
+            return Err(SemverError::InvalidPrerelease);
+        } else if only(part, |c| c.is_ascii_digit()) {
+            if part.len() > 1 && part.starts_with('0') {
+                return Err(SemverError::SegmentStartsZero);
+            }
+        } else if !only(part, is_identifier_char) {
+            return Err(SemverError::InvalidPrerelease);
+        }
+    }
+    Ok(())
+}
+
+fn validate_metadata(metadata: &str) -> Result<(), SemverError> {
+    for part in metadata.split('.') {
+        if part.is_empty() || !only(part, is_identifier_char) {
+            return Err(SemverError::InvalidMetadata);
+        }
+    }
+    Ok(())
+}
+
 impl Version {
-    /// `semver.NewVersion`: lenient (`v` prefix, missing minor/patch).
-    pub fn parse(text: &str) -> Result<Version, String> {
-        let patterns = patterns().ok_or_else(internal_error)?;
-        let caps = patterns
-            .version
+    /// Masterminds `NewVersion` (loose, leading zeros coerced), which Helm uses for chart
+    /// versions and dependency matching.
+    pub fn parse(text: &str) -> Result<Version, SemverError> {
+        let captures = grammar()?
+            .loose_version
             .captures(text)
-            .ok_or_else(|| "Invalid Semantic Version".to_owned())?;
-        let group = |i: usize| caps.get(i).map_or("", |m| m.as_str());
+            .ok_or(SemverError::InvalidVersion)?;
+        let group = |i: usize| captures.get(i).map_or("", |m| m.as_str());
         let version = Version {
             major: parse_segment(group(1))?,
-            minor: if group(2).is_empty() {
-                0
-            } else {
-                parse_segment(&group(2)[1..])?
+            minor: match group(2) {
+                "" => 0,
+                dotted => parse_segment(&dotted[1..])?,
             },
-            patch: if group(3).is_empty() {
-                0
-            } else {
-                parse_segment(&group(3)[1..])?
+            patch: match group(3) {
+                "" => 0,
+                dotted => parse_segment(&dotted[1..])?,
             },
             pre: group(5).to_owned(),
             metadata: group(8).to_owned(),
             original: text.to_owned(),
         };
         if !version.pre.is_empty() {
-            for part in version.pre.split('.') {
-                if is_numeric(part) {
-                    if part.len() > 1 && part.starts_with('0') {
-                        return Err("Version segment starts with 0".into());
-                    }
-                } else if !is_identifier(part) {
-                    return Err("Invalid Prerelease string".into());
-                }
-            }
+            validate_prerelease(&version.pre)?;
         }
-        if !version.metadata.is_empty() && !version.metadata.split('.').all(is_identifier) {
-            return Err("Invalid Metadata string".into());
+        if !version.metadata.is_empty() {
+            validate_metadata(&version.metadata)?;
         }
         Ok(version)
     }
 
-    /// `Version.String`: the canonical form.
-    fn canonical(&self) -> String {
-        let mut out = format!("{}.{}.{}", self.major, self.minor, self.patch);
+    /// Semver 2.0 precedence (metadata ignored).
+    pub fn compare(&self, other: &Version) -> Ordering {
+        (self.major, self.minor, self.patch)
+            .cmp(&(other.major, other.minor, other.patch))
+            .then_with(|| match (self.pre.is_empty(), other.pre.is_empty()) {
+                (true, true) => Ordering::Equal,
+                (true, false) => Ordering::Greater,
+                (false, true) => Ordering::Less,
+                (false, false) => compare_prerelease(&self.pre, &other.pre),
+            })
+    }
+
+    fn less_than(&self, other: &Version) -> bool {
+        self.compare(other) == Ordering::Less
+    }
+}
+
+impl fmt::Display for Version {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{}.{}", self.major, self.minor, self.patch)?;
         if !self.pre.is_empty() {
-            out.push('-');
-            out.push_str(&self.pre);
+            write!(f, "-{}", self.pre)?;
         }
         if !self.metadata.is_empty() {
-            out.push('+');
-            out.push_str(&self.metadata);
+            write!(f, "+{}", self.metadata)?;
         }
-        out
-    }
-
-    /// `Version.Compare` (metadata ignored; a release is above its pre-releases).
-    fn compare(&self, other: &Version) -> Ordering {
-        let numbers =
-            (self.major, self.minor, self.patch).cmp(&(other.major, other.minor, other.patch));
-        if numbers != Ordering::Equal {
-            return numbers;
-        }
-        match (self.pre.is_empty(), other.pre.is_empty()) {
-            (true, true) => Ordering::Equal,
-            (true, false) => Ordering::Greater,
-            (false, true) => Ordering::Less,
-            (false, false) => compare_prerelease(&self.pre, &other.pre),
-        }
-    }
-}
-
-fn compare_prerelease(a: &str, b: &str) -> Ordering {
-    let (a_parts, b_parts): (Vec<&str>, Vec<&str>) =
-        (a.split('.').collect(), b.split('.').collect());
-    for i in 0..a_parts.len().max(b_parts.len()) {
-        let ordering = compare_prerelease_part(
-            a_parts.get(i).copied().unwrap_or(""),
-            b_parts.get(i).copied().unwrap_or(""),
-        );
-        if ordering != Ordering::Equal {
-            return ordering;
-        }
-    }
-    Ordering::Equal
-}
-
-fn compare_prerelease_part(a: &str, b: &str) -> Ordering {
-    if a == b {
-        return Ordering::Equal;
-    }
-    if a.is_empty() {
-        return Ordering::Less;
-    }
-    if b.is_empty() {
-        return Ordering::Greater;
-    }
-    match (a.parse::<u64>(), b.parse::<u64>()) {
-        (Err(_), Err(_)) => a.cmp(b),
-        (Ok(_), Err(_)) => Ordering::Less,
-        (Err(_), Ok(_)) => Ordering::Greater,
-        (Ok(x), Ok(y)) => {
-            if x > y {
-                Ordering::Greater
-            } else {
-                Ordering::Less
-            }
-        }
+        Ok(())
     }
 }
 
@@ -221,19 +262,59 @@ impl Object for Version {
             "Prerelease" => Value::from(self.pre.as_str()),
             "Metadata" => Value::from(self.metadata.as_str()),
             "Original" => Value::from(self.original.as_str()),
-            "String" => Value::from(self.canonical()),
+            "String" => Value::from(self.to_string()),
             other => return Err(format!("can't call method {other}")),
         })
     }
     fn format(&self) -> String {
-        self.canonical()
+        self.to_string()
     }
     fn to_data(&self) -> Value {
-        Value::from(self.canonical())
+        Value::from(self.to_string())
     }
 }
 
-#[derive(Clone, Copy, PartialEq, Eq)]
+fn compare_prerelease(left: &str, right: &str) -> Ordering {
+    let left: Vec<&str> = left.split('.').collect();
+    let right: Vec<&str> = right.split('.').collect();
+    for i in 0..left.len().max(right.len()) {
+        let ordering = compare_prerelease_part(
+            left.get(i).copied().unwrap_or(""),
+            right.get(i).copied().unwrap_or(""),
+        );
+        if ordering != Ordering::Equal {
+            return ordering;
+        }
+    }
+    Ordering::Equal
+}
+
+fn compare_prerelease_part(left: &str, right: &str) -> Ordering {
+    if left == right {
+        return Ordering::Equal;
+    }
+    if left.is_empty() {
+        return Ordering::Less;
+    }
+    if right.is_empty() {
+        return Ordering::Greater;
+    }
+    match (left.parse::<u64>(), right.parse::<u64>()) {
+        (Err(_), Err(_)) => left.cmp(right),
+        (Ok(_), Err(_)) => Ordering::Less,
+        (Err(_), Ok(_)) => Ordering::Greater,
+        (Ok(l), Ok(r)) => {
+            if l > r {
+                Ordering::Greater
+            } else {
+                Ordering::Less
+            }
+        }
+    }
+}
+
+/// The operator of one constraint term.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Operator {
     TildeOrEqual,
     NotEqual,
@@ -245,123 +326,84 @@ enum Operator {
     Caret,
 }
 
-struct Constraint {
-    version: Version,
+impl Operator {
+    fn from_text(text: &str) -> Option<Operator> {
+        Some(match text {
+            "" | "=" => Operator::TildeOrEqual,
+            "!=" => Operator::NotEqual,
+            ">" => Operator::Greater,
+            "<" => Operator::Less,
+            ">=" | "=>" => Operator::GreaterOrEqual,
+            "<=" | "=<" => Operator::LessOrEqual,
+            "~" | "~>" => Operator::Tilde,
+            "^" => Operator::Caret,
+            _ => return None,
+        })
+    }
+}
+
+/// One term such as `>=1.2` (with which parts were wildcards or missing).
+#[derive(Debug, Clone)]
+struct Term {
     operator: Operator,
+    version: Version,
+    dirty: bool,
     minor_dirty: bool,
     patch_dirty: bool,
-    dirty: bool,
 }
 
-/// `semver.Constraints`: alternatives (`||`) of constraints that must all hold.
-struct Constraints {
-    alternatives: Vec<Vec<Constraint>>,
+fn is_wildcard(text: &str) -> bool {
+    matches!(text, "x" | "X" | "*")
 }
 
-fn is_wildcard(s: &str) -> bool {
-    matches!(s, "x" | "X" | "*")
-}
-
-impl Constraints {
-    /// `semver.NewConstraint`.
-    fn parse(text: &str) -> Result<Constraints, String> {
-        let patterns = patterns().ok_or_else(internal_error)?;
-        let rewritten = rewrite_ranges(patterns, text);
-        let mut alternatives = Vec::new();
-        for part in rewritten.split("||") {
-            if !patterns.valid.is_match(part) {
-                return Err(format!("improper constraint: {part}"));
-            }
-            let mut found: Vec<&str> = patterns.find.find_iter(part).map(|m| m.as_str()).collect();
-            if found.is_empty() {
-                found.push(part);
-            }
-            alternatives.push(
-                found
-                    .into_iter()
-                    .map(|c| parse_constraint(patterns, c))
-                    .collect::<Result<_, _>>()?,
-            );
+impl Term {
+    fn parse(text: &str) -> Result<Term, SemverError> {
+        if text.is_empty() {
+            return Ok(Term {
+                operator: Operator::TildeOrEqual,
+                version: Version::parse("0.0.0")?,
+                dirty: true,
+                minor_dirty: false,
+                patch_dirty: false,
+            });
         }
-        Ok(Constraints { alternatives })
+        let captures = grammar()?
+            .constraint
+            .captures(text)
+            .ok_or_else(|| SemverError::ImproperConstraint(text.to_owned()))?;
+        let group = |i: usize| captures.get(i).map_or("", |m| m.as_str());
+        let operator = Operator::from_text(group(1)).ok_or(SemverError::ConstraintParser)?;
+        let (major, minor, patch, pre) = (group(3), group(4), group(5), group(6));
+        let (mut dirty, mut minor_dirty, mut patch_dirty) = (false, false, false);
+        let version_text = if is_wildcard(major) || major.is_empty() {
+            dirty = true;
+            format!("0.0.0{pre}")
+        } else if is_wildcard(minor.trim_start_matches('.')) || minor.is_empty() {
+            dirty = true;
+            minor_dirty = true;
+            format!("{major}.0.0{pre}")
+        } else if is_wildcard(patch.trim_start_matches('.')) || patch.is_empty() {
+            dirty = true;
+            patch_dirty = true;
+            format!("{major}{minor}.0{pre}")
+        } else {
+            group(2).to_owned()
+        };
+        let version = Version::parse(&version_text).map_err(|_| SemverError::ConstraintParser)?;
+        Ok(Term {
+            operator,
+            version,
+            dirty,
+            minor_dirty,
+            patch_dirty,
+        })
     }
 
-    fn check(&self, version: &Version) -> bool {
-        self.alternatives
-            .iter()
-            .any(|all| all.iter().all(|c| c.check(version)))
-    }
-}
-
-/// `rewriteRange`: `A - B` becomes `>= A, <= B`.
-fn rewrite_ranges(patterns: &Patterns, text: &str) -> String {
-    let mut out = text.to_owned();
-    for caps in patterns.range.captures_iter(text) {
-        let (whole, from, to) = (&caps[0], &caps[1], &caps[11]);
-        out = out.replacen(whole, &format!(">= {from}, <= {to} "), 1);
-    }
-    out
-}
-
-fn parse_constraint(patterns: &Patterns, text: &str) -> Result<Constraint, String> {
-    if text.is_empty() {
-        return Ok(Constraint {
-            version: Version::parse("0.0.0")?,
-            operator: Operator::TildeOrEqual,
-            minor_dirty: false,
-            patch_dirty: false,
-            dirty: true,
-        });
-    }
-    let caps = patterns
-        .constraint
-        .captures(text)
-        .ok_or_else(|| format!("improper constraint: {text}"))?;
-    let group = |i: usize| caps.get(i).map_or("", |m| m.as_str());
-    let operator = match group(1) {
-        "" | "=" => Operator::TildeOrEqual,
-        "!=" => Operator::NotEqual,
-        ">" => Operator::Greater,
-        "<" => Operator::Less,
-        ">=" | "=>" => Operator::GreaterOrEqual,
-        "<=" | "=<" => Operator::LessOrEqual,
-        "~" | "~>" => Operator::Tilde,
-        _ => Operator::Caret,
-    };
-    let (major, minor, patch, pre) = (group(3), group(4), group(5), group(6));
-    let (mut minor_dirty, mut patch_dirty, mut dirty) = (false, false, false);
-    let text_version = if is_wildcard(major) {
-        dirty = true;
-        format!("0.0.0{pre}")
-    } else if minor.is_empty() || is_wildcard(&minor[1..]) {
-        minor_dirty = true;
-        dirty = true;
-        format!("{major}.0.0{pre}")
-    } else if patch.is_empty() || is_wildcard(&patch[1..]) {
-        dirty = true;
-        patch_dirty = true;
-        format!("{major}{minor}.0{pre}")
-    } else {
-        group(2).to_owned()
-    };
-    let version =
-        Version::parse(&text_version).map_err(|_| "constraint Parser Error".to_owned())?;
-    Ok(Constraint {
-        version,
-        operator,
-        minor_dirty,
-        patch_dirty,
-        dirty,
-    })
-}
-
-impl Constraint {
-    fn check(&self, v: &Version) -> bool {
-        let c = &self.version;
-        // A pre-release only satisfies constraints that name a pre-release.
-        if !v.pre.is_empty() && c.pre.is_empty() {
+    fn check(&self, v: &Version, include_pre: bool) -> bool {
+        if !v.pre.is_empty() && !include_pre {
             return false;
         }
+        let c = &self.version;
         match self.operator {
             Operator::NotEqual => {
                 if self.dirty {
@@ -387,15 +429,16 @@ impl Constraint {
                 if !self.dirty {
                     return v.compare(c) == Ordering::Greater;
                 }
-                if v.major > c.major {
-                    true
-                } else if v.major < c.major || self.minor_dirty {
-                    false
-                } else if self.patch_dirty {
-                    v.minor > c.minor
-                } else {
-                    v.compare(c) == Ordering::Greater
+                if v.major != c.major {
+                    return v.major > c.major;
                 }
+                if self.minor_dirty {
+                    return false;
+                }
+                if self.patch_dirty {
+                    return v.minor > c.minor;
+                }
+                v.compare(c) == Ordering::Greater
             }
             Operator::Less => v.compare(c) == Ordering::Less,
             Operator::GreaterOrEqual => v.compare(c) != Ordering::Less,
@@ -403,7 +446,10 @@ impl Constraint {
                 if !self.dirty {
                     return v.compare(c) != Ordering::Greater;
                 }
-                !(v.major > c.major || v.major == c.major && v.minor > c.minor && !self.minor_dirty)
+                if v.major > c.major {
+                    return false;
+                }
+                !(v.major == c.major && v.minor > c.minor && !self.minor_dirty)
             }
             Operator::Tilde => self.tilde(v),
             Operator::TildeOrEqual => {
@@ -413,30 +459,13 @@ impl Constraint {
                     v.compare(c) == Ordering::Equal
                 }
             }
-            Operator::Caret => {
-                if v.compare(c) == Ordering::Less {
-                    return false;
-                }
-                if c.major > 0 || self.minor_dirty {
-                    return v.major == c.major;
-                }
-                if v.major > 0 {
-                    return false;
-                }
-                if c.minor > 0 || self.patch_dirty {
-                    return v.minor == c.minor;
-                }
-                if v.minor > 0 {
-                    return false;
-                }
-                c.patch == v.patch
-            }
+            Operator::Caret => self.caret(v),
         }
     }
 
     fn tilde(&self, v: &Version) -> bool {
         let c = &self.version;
-        if v.compare(c) == Ordering::Less {
+        if v.less_than(c) {
             return false;
         }
         if c.major == 0 && c.minor == 0 && c.patch == 0 && !self.minor_dirty && !self.patch_dirty {
@@ -447,10 +476,511 @@ impl Constraint {
         }
         v.minor == c.minor || self.minor_dirty
     }
+
+    fn caret(&self, v: &Version) -> bool {
+        let c = &self.version;
+        if v.less_than(c) {
+            return false;
+        }
+        if c.major > 0 || self.minor_dirty {
+            return v.major == c.major;
+        }
+        if v.major > 0 {
+            return false;
+        }
+        if c.minor > 0 || self.patch_dirty {
+            return v.minor == c.minor;
+        }
+        if v.minor > 0 {
+            return false;
+        }
+        c.patch == v.patch
+    }
+}
+
+/// A parsed constraint (Masterminds `Constraints`): any alternative may match; within
+/// one, every term must.
+#[derive(Debug, Clone)]
+pub struct Constraints {
+    alternatives: Vec<(Vec<Term>, bool)>,
+}
+
+/// Masterminds `rewriteRange`: `1.2 - 1.4.5` becomes `>= 1.2, <= 1.4.5 `.
+fn rewrite_ranges(text: &str) -> Result<String, SemverError> {
+    let range = &grammar()?.constraint_range;
+    let mut out = text.to_owned();
+    for captures in range.captures_iter(text) {
+        let whole = captures.get(0).map_or("", |m| m.as_str());
+        let low = captures.get(1).map_or("", |m| m.as_str());
+        let high = captures.get(11).map_or("", |m| m.as_str());
+        out = out.replacen(whole, &format!(">= {low}, <= {high} "), 1);
+    }
+    Ok(out)
+}
+
+impl Constraints {
+    /// Masterminds `NewConstraint`.
+    pub fn parse(text: &str) -> Result<Constraints, SemverError> {
+        let grammar = grammar()?;
+        let rewritten = rewrite_ranges(text)?;
+        let mut alternatives = Vec::new();
+        for group in rewritten.split("||") {
+            if !grammar.valid_constraint.is_match(group) {
+                return Err(SemverError::ImproperConstraint(group.to_owned()));
+            }
+            let mut found: Vec<&str> = grammar
+                .find_constraint
+                .find_iter(group)
+                .map(|m| m.as_str())
+                .collect();
+            if found.is_empty() {
+                found.push(group);
+            }
+            let mut terms = Vec::new();
+            let mut has_pre = false;
+            for term in found {
+                let term = Term::parse(term)?;
+                has_pre |= !term.version.pre.is_empty();
+                terms.push(term);
+            }
+            alternatives.push((terms, has_pre));
+        }
+        Ok(Constraints { alternatives })
+    }
+
+    /// Masterminds `Check` (without `IncludePrerelease`, as Helm uses it).
+    pub fn check(&self, version: &Version) -> bool {
+        self.alternatives
+            .iter()
+            .any(|(terms, has_pre)| terms.iter().all(|t| t.check(version, *has_pre)))
+    }
+}
+
+/// Helm's `IsCompatibleRange`: whether `version` parses and satisfies `constraint`
+/// (false when either does not parse).
+pub fn is_compatible_range(constraint: &str, version: &str) -> bool {
+    match (Version::parse(version), Constraints::parse(constraint)) {
+        (Ok(version), Ok(constraints)) => constraints.check(&version),
+        _ => false,
+    }
+}
+
+/// The highest of `candidates` (by semver precedence) that parses as a version and
+/// satisfies `constraint`; candidates that are not versions are skipped.
+pub fn highest_matching<'a>(
+    constraint: &Constraints,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
+    let mut best: Option<(Version, &'a str)> = None;
+    for candidate in candidates {
+        let Ok(version) = Version::parse(candidate) else {
+            continue;
+        };
+        if !constraint.check(&version) {
+            continue;
+        }
+        if best
+            .as_ref()
+            .is_none_or(|(b, _)| version.compare(b) == Ordering::Greater)
+        {
+            best = Some((version, candidate));
+        }
+    }
+    best.map(|(_, candidate)| candidate)
 }
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    #[test]
+    fn new_version_accepts_and_refuses_like_masterminds() {
+        // Masterminds version_test.go TestNewVersion "With loose NewVersion".
+        let cases = [
+            ("1.2.3", false),
+            ("1.2.3-alpha.01", true),
+            ("1.2.3+test.01", false),
+            ("1.2.3-alpha.-1", false),
+            ("v1.2.3", false),
+            ("1.0", false),
+            ("v1.0", false),
+            ("1", false),
+            ("v1", false),
+            ("1.2.beta", true),
+            ("v1.2.beta", true),
+            ("foo", true),
+            ("1.2-5", false),
+            ("v1.2-5", false),
+            ("1.2-beta.5", false),
+            ("v1.2-beta.5", false),
+            ("\n1.2", true),
+            ("\nv1.2", true),
+            ("1.2.0-x.Y.0+metadata", false),
+            ("v1.2.0-x.Y.0+metadata", false),
+            ("1.2.0-x.Y.0+metadata-width-hypen", false),
+            ("1.2.3-rc1-with-hypen", false),
+            ("1.2.3-0abc123", false),
+            ("1.2.3-beta.01", true),
+            ("1.2.3.4", true),
+            ("v1.2.3.4", true),
+            ("1.2.2147483648", false),
+            ("12.3.4.1234", true),
+            ("20221209-update-renovatejson-v4", false),
+            ("1.1.2+.123", true),
+            ("1.0.0-alpha_beta", true),
+            ("1.0.0-alpha..", true),
+            ("1.0.0-alpha..1", true),
+            ("9.8.7+meta+meta", true),
+            ("1.2.31----RC-SNAPSHOT.12.09.1--.12+788", true),
+            ("01.1.1", false),
+            ("1.01.1", false),
+            ("1.1.01", false),
+        ];
+        for (text, fails) in cases {
+            assert_eq!(Version::parse(text).is_err(), fails, "{text:?}");
+        }
+        assert_eq!(Version::parse("v1.2").unwrap().to_string(), "1.2.0");
+    }
+
+    #[test]
+    fn compare_follows_semver_precedence() {
+        // Masterminds TestCompare.
+        let cases = [
+            ("1.2.3", "1.5.1", Ordering::Less),
+            ("2.2.3", "1.5.1", Ordering::Greater),
+            ("2.2.3", "2.2.2", Ordering::Greater),
+            ("3.2-beta", "3.2-beta", Ordering::Equal),
+            ("1.3", "1.1.4", Ordering::Greater),
+            ("4.2", "4.2-beta", Ordering::Greater),
+            ("4.2-beta", "4.2", Ordering::Less),
+            ("4.2-alpha", "4.2-beta", Ordering::Less),
+            ("4.2-alpha", "4.2-alpha", Ordering::Equal),
+            ("4.2-beta.2", "4.2-beta.1", Ordering::Greater),
+            ("4.2-beta2", "4.2-beta1", Ordering::Greater),
+            ("4.2-beta", "4.2-beta.2", Ordering::Less),
+            ("4.2-beta", "4.2-beta.foo", Ordering::Less),
+            ("4.2-beta.2", "4.2-beta", Ordering::Greater),
+            ("4.2-beta.foo", "4.2-beta", Ordering::Greater),
+            ("1.2+bar", "1.2+baz", Ordering::Equal),
+            ("1.0.0-beta.4", "1.0.0-beta.-2", Ordering::Less),
+            ("1.0.0-beta.-2", "1.0.0-beta.-3", Ordering::Less),
+            ("1.0.0-beta.-3", "1.0.0-beta.5", Ordering::Greater),
+        ];
+        for (a, b, expected) in cases {
+            let (va, vb) = (Version::parse(a).unwrap(), Version::parse(b).unwrap());
+            assert_eq!(va.compare(&vb), expected, "{a} vs {b}");
+        }
+    }
+
+    fn term_check(constraint: &str, version: &str) -> bool {
+        let term = Term::parse(constraint).unwrap();
+        let version = Version::parse(version).unwrap();
+        term.check(&version, !term.version.pre.is_empty())
+    }
+
+    #[test]
+    fn single_terms_check_like_masterminds() {
+        // Masterminds constraints_test.go TestConstraintCheck.
+        let cases: &[(&str, &str, bool)] = &[
+            ("=2.0.0", "1.2.3", false),
+            ("=2.0.0", "2.0.0", true),
+            ("=2.0", "1.2.3", false),
+            ("=2.0", "2.0.0", true),
+            ("=2.0", "2.0.1", true),
+            ("4.1", "4.1.0", true),
+            ("!=4.1.0", "4.1.0", false),
+            ("!=4.1.0", "4.1.1", true),
+            ("!=4.1", "4.1.0", false),
+            ("!=4.1", "4.1.1", false),
+            ("!=4.1", "5.1.0-alpha.1", false),
+            ("!=4.1.0", "5.1.0-alpha.1", false),
+            ("!=4.1-alpha", "4.1.0", true),
+            ("!=4.1", "5.1.0", true),
+            ("<11", "0.1.0", true),
+            ("<11", "11.1.0", false),
+            ("<1.1", "0.1.0", true),
+            ("<1.1", "1.1.0", false),
+            ("<1.1", "1.1.1", false),
+            ("<=11", "1.2.3", true),
+            ("<=11", "12.2.3", false),
+            ("<=11", "11.2.3", true),
+            ("<=1.1", "1.2.3", false),
+            ("<=1.1", "0.1.0", true),
+            ("<=1.1", "1.1.0", true),
+            ("<=1.1", "1.1.1", true),
+            (">1.1", "4.1.0", true),
+            (">1.1", "1.1.0", false),
+            (">0", "0", false),
+            (">0", "1", true),
+            (">0", "0.0.1-alpha", false),
+            (">0.0", "0.0.1-alpha", false),
+            (">0-0", "0.0.1-alpha", false),
+            (">0.0-0", "0.0.1-alpha", false),
+            (">0", "0.0.0-alpha", false),
+            (">0-0", "0.0.0-alpha", false),
+            (">0.0.0-0", "0.0.0-alpha", true),
+            (">1.2.3-alpha.1", "1.2.3-alpha.2", true),
+            (">1.2.3-alpha.1", "1.3.3-alpha.2", true),
+            (">11", "11.1.0", false),
+            (">11.1", "11.1.0", false),
+            (">11.1", "11.1.1", false),
+            (">11.1", "11.2.1", true),
+            (">=11", "11.1.2", true),
+            (">=11.1", "11.1.2", true),
+            (">=11.1", "11.0.2", false),
+            (">=1.1", "4.1.0", true),
+            (">=1.1", "1.1.0", true),
+            (">=1.1", "0.0.9", false),
+            (">=0", "0.0.1-alpha", false),
+            (">=0.0", "0.0.1-alpha", false),
+            (">=0-0", "0.0.1-alpha", true),
+            (">=0.0-0", "0.0.1-alpha", true),
+            (">=0", "0.0.0-alpha", false),
+            (">=0-0", "0.0.0-alpha", true),
+            (">=0.0.0-0", "0.0.0-alpha", true),
+            (">=0.0.0-0", "1.2.3", true),
+            (">=0.0.0-0", "3.4.5-beta.1", true),
+            ("<0", "0.0.0-alpha", false),
+            ("<0-z", "0.0.0-alpha", true),
+            (">=0", "0", true),
+            ("=0", "1", false),
+            ("*", "1", true),
+            ("*", "4.5.6", true),
+            ("*", "1.2.3-alpha.1", false),
+            ("*-0", "1.2.3-alpha.1", true),
+            ("2.*", "1", false),
+            ("2.*", "3.4.5", false),
+            ("2.*", "2.1.1", true),
+            ("2.1.*", "2.1.1", true),
+            ("2.1.*", "2.2.1", false),
+            ("", "1", true),
+            ("", "4.5.6", true),
+            ("", "1.2.3-alpha.1", false),
+            ("2", "1", false),
+            ("2", "3.4.5", false),
+            ("2", "2.1.1", true),
+            ("2.1", "2.1.1", true),
+            ("2.1", "2.2.1", false),
+            ("~1.2.3", "1.2.4", true),
+            ("~1.2.3", "1.3.4", false),
+            ("~1.2", "1.2.4", true),
+            ("~1.2", "1.3.4", false),
+            ("~1", "1.2.4", true),
+            ("~1", "2.3.4", false),
+            ("~0.2.3", "0.2.5", true),
+            ("~0.2.3", "0.3.5", false),
+            ("~1.2.3-beta.2", "1.2.3-beta.4", true),
+            ("~1.2.3-beta.2", "1.2.4-beta.2", true),
+            ("~1.2.3-beta.2", "1.3.4-beta.2", false),
+            ("^1.2.3", "1.8.9", true),
+            ("^1.2.3", "2.8.9", false),
+            ("^1.2.3", "1.2.1", false),
+            ("^1.1.0", "2.1.0", false),
+            ("^1.2.0", "2.2.1", false),
+            ("^1.2.0", "1.2.1-alpha.1", false),
+            ("^1.2.0-alpha.0", "1.2.1-alpha.1", true),
+            ("^1.2.0-alpha.0", "1.2.1-alpha.0", true),
+            ("^1.2.0-alpha.2", "1.2.0-alpha.1", false),
+            ("^1.2", "1.8.9", true),
+            ("^1.2", "2.8.9", false),
+            ("^1", "1.8.9", true),
+            ("^1", "2.8.9", false),
+            ("^0.2.3", "0.2.5", true),
+            ("^0.2.3", "0.5.6", false),
+            ("^0.2", "0.2.5", true),
+            ("^0.2", "0.5.6", false),
+            ("^0.0.3", "0.0.3", true),
+            ("^0.0.3", "0.0.4", false),
+            ("^0.0", "0.0.3", true),
+            ("^0.0", "0.1.4", false),
+            ("^0.0", "1.0.4", false),
+            ("^0", "0.2.3", true),
+            ("^0", "1.1.4", false),
+            ("^0.2.3-beta.2", "0.2.3-beta.4", true),
+            ("^0.2.3-beta.2", "0.2.4-beta.2", true),
+            ("^0.2.3-beta.2", "0.3.4-beta.2", false),
+            ("^0.2.3-beta.2", "0.2.3-beta.2", true),
+        ];
+        for (constraint, version, expected) in cases {
+            assert_eq!(
+                term_check(constraint, version),
+                *expected,
+                "{constraint:?} with {version:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn constraints_check_like_masterminds() {
+        // Masterminds constraints_test.go TestConstraintsCheck.
+        let cases: &[(&str, &str, bool)] = &[
+            ("*", "1.2.3", true),
+            ("~0.0.0", "1.2.3", true),
+            ("0.x.x", "1.2.3", false),
+            ("0.0.x", "1.2.3", false),
+            ("0.0.0", "1.2.3", false),
+            ("^0.0.0", "1.2.3", false),
+            ("= 2.0", "1.2.3", false),
+            ("= 2.0", "2.0.0", true),
+            ("4.1.x", "4.1.3", true),
+            ("1.x", "1.4", true),
+            ("!=4.1-alpha", "4.1.0-alpha", false),
+            ("!=4.1-alpha", "4.1.1-alpha", false),
+            ("!=4.x", "5.1.0", true),
+            ("!=4.x", "4.1.0", false),
+            ("!=4.1.x", "4.2.0", true),
+            ("!=4.2.x", "4.2.3", false),
+            ("<1.x", "1.1.1", false),
+            ("<1.x", "0.1.1", true),
+            ("<1.x", "2.0.0", false),
+            ("<1.1.x", "1.2.1", false),
+            ("<1.1.x", "1.1.500", false),
+            ("<1.1.x", "1.0.500", true),
+            ("<1.2.x", "1.1.1", true),
+            (">=1.1", "4.1.0-beta", false),
+            ("<=1.1", "0.1.0-alpha", false),
+            ("<=1.1-a", "0.1.0-alpha", true),
+            ("<=1.x", "1.1.0", true),
+            ("<=2.x", "3.0.0", false),
+            ("<=1.1.x", "1.2.500", false),
+            ("<=4.5", "3.4.0", true),
+            ("<=4.5", "3.7.0", true),
+            ("<=4.5", "4.6.3", false),
+            (">1.1, <2", "1.1.1", false),
+            (">1.1, <2", "1.2.1", true),
+            (">1.1, <3", "4.3.2", false),
+            (">=1.1, <2, !=1.2.3", "1.2.3", false),
+            (">1.1 <2", "1.2.1", true),
+            (">1.1    <3", "4.3.2", false),
+            (">=1.1, <2, !=1.2.3 || > 3", "4.1.2", true),
+            (">=1.1, <2, !=1.2.3 || > 3", "3.1.2", false),
+            (">=1.1, <2, !=1.2.3 || >= 3", "3.0.0", true),
+            (">=1.1 <2 !=1.2.3 || > 3", "3.0.0", false),
+            ("> 1.1, <     2", "1.1.1", false),
+            (">   1.1, <2", "1.2.1", true),
+            (">=1.1    < 2    != 1.2.3", "1.2.3", false),
+            (">= 1.1 <2 != 1.2.3 || >= 3", "3.0.0", true),
+            (">= 1.0.0  <= 2.0.0-beta", "1.0.1-beta", true),
+            (">= 1.0.0  <= 2.0.0-beta", "1.0.1", true),
+            (">= 1.0.0  <= 2.0.0-beta", "3.0.0", false),
+            (">= 1.0.0  <= 2.0.0-beta || > 3", "1.0.1-beta", true),
+            (">= 1.0.0  <= 2.0.0-beta || > 3", "3.0.1-beta", false),
+            (
+                ">= 1.0.0  <= 2.0.0-beta != 1.0.1 || > 3",
+                "1.0.1-beta",
+                true,
+            ),
+            (
+                ">= 1.0.0  <= 2.0.0-beta != 1.0.1-beta || > 3",
+                "1.0.1-beta",
+                false,
+            ),
+            (">= 1.0.0-0  <= 2.0.0", "1.0.1-beta", true),
+            ("1.1 - 2", "1.1.1", true),
+            ("1.5.0 - 4.5", "3.7.0", true),
+            ("1.1-3", "4.3.2", false),
+            ("^1.1", "1.1.1", true),
+            ("^1.1", "4.3.2", false),
+            ("^1.x", "1.1.1", true),
+            ("^2.x", "1.1.1", false),
+            ("^1.x", "2.1.1", false),
+            ("^1.x", "1.1.1-beta1", false),
+            ("^1.1.2-alpha", "1.2.1-beta1", true),
+            ("^1.2.x-alpha", "1.1.1-beta1", false),
+            ("^0.0.1", "0.0.1", true),
+            ("^0.0.1", "0.3.1", false),
+            ("~*", "2.1.1", true),
+            ("~1", "2.1.1", false),
+            ("~1", "1.3.5", true),
+            ("~1", "1.4", true),
+            ("~1.x", "2.1.1", false),
+            ("~1.x", "1.3.5", true),
+            ("~1.1", "1.1.1-alpha", false),
+            ("~1.1-alpha", "1.1.1-beta", true),
+            ("~1.1.1-beta", "1.1.1-alpha", false),
+            ("~1.1.1-beta", "1.1.1", true),
+            ("~1.2.3", "1.2.5", true),
+            ("~1.2.3", "1.2.2", false),
+            ("~1.2.3", "1.3.2", false),
+            ("~1.1", "1.2.3", false),
+            ("~1.3", "2.4.5", false),
+            ("1.0.0 - 2.0.0 <=2.0.0", "1.5.0", true),
+            ("1.0.0 - 2.0.0, <=2.0.0", "1.5.0", true),
+        ];
+        for (constraint, version, expected) in cases {
+            let parsed = Constraints::parse(constraint).unwrap();
+            let version_parsed = Version::parse(version).unwrap();
+            assert_eq!(
+                parsed.check(&version_parsed),
+                *expected,
+                "{constraint:?} with {version:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn new_constraint_refuses_like_masterminds() {
+        // Masterminds TestNewConstraint (ors, and-count, error).
+        let cases: &[(&str, usize, usize, bool)] = &[
+            (">= 1.1", 1, 1, false),
+            (">40.50.60, < 50.70", 1, 2, false),
+            ("2.0", 1, 1, false),
+            ("v2.3.5-20161202202307-sha.e8fc5e5", 1, 1, false),
+            ("v1.2.3-0abc", 1, 1, false),
+            ("v1.2.3-beta.01", 1, 1, true),
+            (">= bar", 0, 0, true),
+            ("BAR >= 1.2.3", 0, 0, true),
+            (">= 1.2.3 < 2.0", 1, 2, false),
+            (">= 1.2.3 < 2.0 || => 3.0 < 4", 2, 2, false),
+            (">= 1.2.3, < 2.0", 1, 2, false),
+            (">= 1.2.3, < 2.0 || => 3.0, < 4", 2, 2, false),
+            ("3 - 4 || => 3.0, < 4", 2, 2, false),
+            ("12.3.4.1234", 0, 0, true),
+            ("12.23.4.1234", 0, 0, true),
+            ("12.3.34.1234", 0, 0, true),
+            ("12.3.34 ~1.2.3", 1, 2, false),
+            ("12.3.34~ 1.2.3", 0, 0, true),
+            ("1.0.0 - 2.0.0, <=2.0.0", 1, 3, false),
+        ];
+        for (text, ors, count, fails) in cases {
+            let parsed = Constraints::parse(text);
+            assert_eq!(parsed.is_err(), *fails, "{text:?}");
+            if let Ok(parsed) = parsed {
+                assert_eq!(parsed.alternatives.len(), *ors, "{text:?}");
+                assert_eq!(parsed.alternatives[0].0.len(), *count, "{text:?}");
+            }
+        }
+        assert_eq!(
+            Constraints::parse(">= bar").unwrap_err().to_string(),
+            "improper constraint: \">= bar\""
+        );
+    }
+
+    #[test]
+    fn compatible_range_as_helm_uses_it() {
+        // Helm pkg/chart/v2/util/compatible_test.go TestIsCompatibleRange.
+        let cases = [
+            ("v2.0.0-alpha.4", "v2.0.0-alpha.4", true),
+            ("v2.0.0-alpha.3", "v2.0.0-alpha.4", false),
+            ("v2.0.0", "v2.0.0-alpha.4", false),
+            ("v2.0.0-alpha.4", "v2.0.0", false),
+            ("~v2.0.0", "v2.0.1", true),
+            ("v2", "v2.0.0", true),
+            (">2.0.0", "v2.1.1", true),
+            ("v2.1.*", "v2.1.1", true),
+        ];
+        for (constraint, version, expected) in cases {
+            assert_eq!(
+                is_compatible_range(constraint, version),
+                expected,
+                "{constraint} {version}"
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod template_tests {
     use crate::testing::*;
     use capstan_gotmpl::value::Value;
 
