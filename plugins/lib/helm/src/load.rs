@@ -14,6 +14,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use capstan_gotmpl::value::{Map, Value};
+use capstan_sprig::paths::clean as clean_path;
 
 use crate::chart::{API_VERSION_V1, API_VERSION_V2, Chart, File, Lock, Metadata, ValidationError};
 use crate::ignore::Rules;
@@ -294,34 +295,6 @@ impl<R: Read> Read for InflateLimit<R> {
         let read = self.inner.read(&mut buf[..room])?;
         self.remaining -= read as u64;
         Ok(read)
-    }
-}
-
-/// Go's `path.Clean` for `/`-separated paths.
-fn clean_path(path: &str) -> String {
-    if path.is_empty() {
-        return ".".into();
-    }
-    let rooted = path.starts_with('/');
-    let mut parts: Vec<&str> = Vec::new();
-    for part in path.split('/') {
-        match part {
-            "" | "." => {}
-            ".." => {
-                if parts.last().is_some_and(|p| *p != "..") {
-                    parts.pop();
-                } else if !rooted {
-                    parts.push("..");
-                }
-            }
-            other => parts.push(other),
-        }
-    }
-    let joined = parts.join("/");
-    match (rooted, joined.is_empty()) {
-        (true, _) => format!("/{joined}"),
-        (false, true) => ".".into(),
-        (false, false) => joined,
     }
 }
 

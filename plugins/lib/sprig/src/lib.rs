@@ -19,7 +19,7 @@ mod dicts;
 mod encoding;
 mod lists;
 mod math;
-mod paths;
+pub mod paths;
 mod reflect;
 mod regex;
 pub mod semver;

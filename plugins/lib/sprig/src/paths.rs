@@ -5,7 +5,7 @@
 use capstan_gotmpl::funcs::{FuncMap, arg_str};
 use capstan_gotmpl::value::Value;
 
-pub fn register(funcs: &mut FuncMap) {
+pub(crate) fn register(funcs: &mut FuncMap) {
     for (plain, os) in [
         ("base", "osBase"),
         ("dir", "osDir"),
