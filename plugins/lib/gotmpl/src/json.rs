@@ -387,24 +387,28 @@ fn append_string(out: &mut String, s: &str, escape_html: bool) {
     out.push('"');
 }
 
-/// Standard base64 with padding (`encoding/base64.StdEncoding`), as Go marshals `[]byte`.
-fn base64_std(data: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+/// The alphabet of `encoding/base64.StdEncoding`.
+pub const BASE64_ALPHABET: &[u8; 64] =
+    b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/// Standard base64 with padding (`encoding/base64.StdEncoding.EncodeToString`), as Go
+/// marshals `[]byte`.
+pub fn base64_std(data: &[u8]) -> String {
     let mut out = String::with_capacity(data.len().div_ceil(3) * 4);
     for chunk in data.chunks(3) {
         let b0 = u32::from(chunk[0]);
         let b1 = u32::from(chunk.get(1).copied().unwrap_or(0));
         let b2 = u32::from(chunk.get(2).copied().unwrap_or(0));
         let n = (b0 << 16) | (b1 << 8) | b2;
-        out.push(char::from(ALPHABET[(n >> 18) as usize & 63]));
-        out.push(char::from(ALPHABET[(n >> 12) as usize & 63]));
+        out.push(char::from(BASE64_ALPHABET[(n >> 18) as usize & 63]));
+        out.push(char::from(BASE64_ALPHABET[(n >> 12) as usize & 63]));
         if chunk.len() > 1 {
-            out.push(char::from(ALPHABET[(n >> 6) as usize & 63]));
+            out.push(char::from(BASE64_ALPHABET[(n >> 6) as usize & 63]));
         } else {
             out.push('=');
         }
         if chunk.len() > 2 {
-            out.push(char::from(ALPHABET[n as usize & 63]));
+            out.push(char::from(BASE64_ALPHABET[n as usize & 63]));
         } else {
             out.push('=');
         }

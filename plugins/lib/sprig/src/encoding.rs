@@ -3,12 +3,11 @@
 //! `sha1sum`, `sha256sum`, `sha512sum`, `adler32sum`.
 
 use capstan_gotmpl::funcs::{FuncMap, arg_str};
+use capstan_gotmpl::json::BASE64_ALPHABET;
 use capstan_gotmpl::value::Value;
 use sha1::Sha1;
 use sha2::{Digest, Sha256, Sha512};
 
-const BASE64_ALPHABET: &[u8; 64] =
-    b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 const BASE32_ALPHABET: &[u8; 32] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
 
 pub fn register(funcs: &mut FuncMap) {
@@ -67,27 +66,7 @@ fn adler32(data: &[u8]) -> u32 {
 }
 
 /// `base64.StdEncoding.EncodeToString`.
-pub fn base64_encode(data: &[u8]) -> String {
-    let mut out = String::with_capacity(data.len().div_ceil(3) * 4);
-    for chunk in data.chunks(3) {
-        let b = [
-            chunk[0],
-            *chunk.get(1).unwrap_or(&0),
-            *chunk.get(2).unwrap_or(&0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for k in 0..4 {
-            if k <= chunk.len() {
-                out.push(char::from(
-                    BASE64_ALPHABET[((n >> (18 - 6 * k)) & 63) as usize],
-                ));
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
-}
+pub use capstan_gotmpl::json::base64_std as base64_encode;
 
 fn corrupt(encoding: &str, offset: usize) -> String {
     format!("illegal {encoding} data at input byte {offset}")
