@@ -310,25 +310,31 @@ impl Value {
 /// round-trip, in exponent form (`1e+06`, `1.5e-05`) when the decimal exponent is below -4
 /// or at least 6 (the precision `%g` uses for that decision in shortest mode).
 pub fn format_float_g(x: f64) -> String {
-    if x.is_nan() {
-        return "NaN".into();
-    }
-    if x.is_infinite() {
-        return if x > 0.0 {
-            "+Inf".into()
-        } else {
-            "-Inf".into()
-        };
-    }
-    if x == 0.0 {
-        return if x.is_sign_negative() {
-            "-0".into()
-        } else {
-            "0".into()
-        };
+    if let Some(special) = format_float_special(x) {
+        return special;
     }
     let (negative, digits, exp) = shortest_digits(x);
-    // `exp` is the decimal exponent of the first digit (d.ddd × 10^exp).
+    format_g_digits(negative, &digits, exp)
+}
+
+/// Go's text for the floats that have no digits to format: `NaN`, `+Inf`, `-Inf`, `0` and
+/// `-0`; `None` for any other value.
+pub fn format_float_special(x: f64) -> Option<String> {
+    if x.is_nan() {
+        return Some("NaN".into());
+    }
+    if x.is_infinite() {
+        return Some(if x > 0.0 { "+Inf" } else { "-Inf" }.into());
+    }
+    if x == 0.0 {
+        return Some(if x.is_sign_negative() { "-0" } else { "0" }.into());
+    }
+    None
+}
+
+/// Go's `'g'` layout (shortest mode) of `d.ddd × 10^exp`: exponent form when `exp` is
+/// below -4 or at least 6, positional otherwise.
+pub fn format_g_digits(negative: bool, digits: &str, exp: i32) -> String {
     let mut out = String::new();
     if negative {
         out.push('-');
@@ -342,18 +348,18 @@ pub fn format_float_g(x: f64) -> String {
         out.push_str(&exponent_suffix(exp));
         return out;
     }
-    out.push_str(&plain_decimal(&digits, exp));
+    out.push_str(&plain_decimal(digits, exp));
     out
 }
 
 /// Go's exponent suffix: `e`, a sign, and at least two digits.
-pub(crate) fn exponent_suffix(exp: i32) -> String {
+pub fn exponent_suffix(exp: i32) -> String {
     let sign = if exp < 0 { '-' } else { '+' };
     format!("e{sign}{:02}", exp.unsigned_abs())
 }
 
 /// Digits in positional notation for `d.ddd × 10^exp`.
-pub(crate) fn plain_decimal(digits: &str, exp: i32) -> String {
+pub fn plain_decimal(digits: &str, exp: i32) -> String {
     let mut out = String::new();
     if exp < 0 {
         out.push_str("0.");
@@ -379,7 +385,7 @@ pub(crate) fn plain_decimal(digits: &str, exp: i32) -> String {
 
 /// The shortest round-tripping decimal digits of a finite non-zero float, with its sign and
 /// the decimal exponent of the first digit.
-pub(crate) fn shortest_digits(x: f64) -> (bool, String, i32) {
+pub fn shortest_digits(x: f64) -> (bool, String, i32) {
     // Rust's `{:e}` prints the shortest round-trip digits, like Go's shortest formatting.
     let (digits, exp) = split_exp(&format!("{:e}", x.abs()));
     // When two candidates of that length round-trip, Go takes the one closest to the exact
@@ -397,7 +403,7 @@ pub(crate) fn shortest_digits(x: f64) -> (bool, String, i32) {
 }
 
 /// Digits and decimal exponent of Rust's `{:e}` output (`1.25e3` gives `125`, 3).
-fn split_exp(formatted: &str) -> (String, i32) {
+pub fn split_exp(formatted: &str) -> (String, i32) {
     let (mantissa, exp) = formatted.split_once('e').unwrap_or((formatted, "0"));
     let digits: String = mantissa.chars().filter(|c| c.is_ascii_digit()).collect();
     (digits, exp.parse().unwrap_or(0))

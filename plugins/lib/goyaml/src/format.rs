@@ -2,79 +2,17 @@
 //! (sigs.k8s.io/yaml's float keys), `strconv.Quote` (`%#v` in errors), Go's JSON number
 //! text for float64 (`encoding/json`), and Go's per-byte replacement of invalid UTF-8.
 
-/// Shortest round-trip digits and the decimal exponent of the first digit.
-fn digits_exp(formatted_e: &str) -> (String, i32) {
-    let (mantissa, exp) = formatted_e.split_once('e').unwrap_or((formatted_e, "0"));
-    let digits: String = mantissa.chars().filter(|c| c.is_ascii_digit()).collect();
-    (digits, exp.parse().unwrap_or(0))
-}
-
-fn g_format(negative: bool, digits: &str, exp: i32) -> String {
-    let mut out = String::new();
-    if negative {
-        out.push('-');
-    }
-    if !(-4..6).contains(&exp) {
-        out.push_str(&digits[..1]);
-        if digits.len() > 1 {
-            out.push('.');
-            out.push_str(&digits[1..]);
-        }
-        let sign = if exp < 0 { '-' } else { '+' };
-        out.push_str(&format!("e{sign}{:02}", exp.unsigned_abs()));
-    } else {
-        out.push_str(&positional(digits, exp));
-    }
-    out
-}
-
-/// `d.ddd × 10^exp` in positional notation.
-fn positional(digits: &str, exp: i32) -> String {
-    let mut out = String::new();
-    if exp < 0 {
-        out.push_str("0.");
-        for _ in 0..(-exp - 1) {
-            out.push('0');
-        }
-        out.push_str(digits);
-    } else {
-        let int_len = exp as usize + 1;
-        if digits.len() <= int_len {
-            out.push_str(digits);
-            for _ in digits.len()..int_len {
-                out.push('0');
-            }
-        } else {
-            out.push_str(&digits[..int_len]);
-            out.push('.');
-            out.push_str(&digits[int_len..]);
-        }
-    }
-    out
-}
+use capstan_gotmpl::value::{format_float_special, format_g_digits, plain_decimal, split_exp};
 
 /// Go's `strconv.FormatFloat(x, 'g', -1, 32)` (the value rounded to float32 first).
 pub fn format_float32_g(x: f64) -> String {
     let f = x as f32;
-    if f.is_nan() {
-        return "NaN".into();
+    if let Some(special) = format_float_special(f64::from(f)) {
+        return special;
     }
-    if f.is_infinite() {
-        return if f > 0.0 {
-            "+Inf".into()
-        } else {
-            "-Inf".into()
-        };
-    }
-    if f == 0.0 {
-        return if f.is_sign_negative() {
-            "-0".into()
-        } else {
-            "0".into()
-        };
-    }
-    let (digits, exp) = digits_exp(&format!("{:e}", f.abs()));
-    g_format(f.is_sign_negative(), &digits, exp)
+    // Shortest digits of the float32 (not of the float64 it widens to).
+    let (digits, exp) = split_exp(&format!("{:e}", f.abs()));
+    format_g_digits(f.is_sign_negative(), &digits, exp)
 }
 
 /// Go's `encoding/json` text for a finite float64: `'f'` form, or `'e'` form (with a
@@ -89,7 +27,7 @@ pub fn json_float(x: f64) -> String {
         };
     }
     let abs = x.abs();
-    let (digits, exp) = digits_exp(&format!("{:e}", abs));
+    let (digits, exp) = split_exp(&format!("{:e}", abs));
     let mut out = String::new();
     if x.is_sign_negative() {
         out.push('-');
@@ -103,7 +41,7 @@ pub fn json_float(x: f64) -> String {
         let sign = if exp < 0 { '-' } else { '+' };
         out.push_str(&format!("e{sign}{}", exp.unsigned_abs()));
     } else {
-        out.push_str(&positional(&digits, exp));
+        out.push_str(&plain_decimal(&digits, exp));
     }
     out
 }
