@@ -351,6 +351,7 @@ fn process_import_values(
 mod tests {
     use super::*;
     use crate::chart::Metadata;
+    use crate::test_support::{lookup, map};
 
     fn chart(name: &str, version: &str, values: Value) -> Chart {
         let mut chart = Chart::new(Metadata {
@@ -361,15 +362,6 @@ mod tests {
         });
         chart.values = values;
         chart
-    }
-
-    fn map(entries: &[(&str, Value)]) -> Value {
-        Value::from(
-            entries
-                .iter()
-                .map(|(k, v)| ((*k).to_owned(), v.clone()))
-                .collect::<Map>(),
-        )
     }
 
     fn declared(name: &str, version: &str) -> Dependency {
@@ -388,17 +380,6 @@ mod tests {
             .collect();
         names.sort();
         names
-    }
-
-    fn lookup(values: &Value, path: &str) -> Value {
-        let mut current = values.clone();
-        for step in path.split('.') {
-            current = match &current {
-                Value::Map(m) => m.borrow().get(step).cloned().unwrap_or(Value::Nil),
-                _ => Value::Nil,
-            };
-        }
-        current
     }
 
     #[test]

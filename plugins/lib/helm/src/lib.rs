@@ -20,3 +20,6 @@ pub mod semver;
 pub mod strvals;
 pub mod values;
 pub mod values_json;
+
+#[cfg(test)]
+mod test_support;

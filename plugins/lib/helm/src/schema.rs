@@ -310,16 +310,7 @@ fn schema_report(chart: &Chart, values: &Value) -> String {
 mod tests {
     use super::*;
     use crate::chart::Metadata;
-    use capstan_gotmpl::value::Map;
-
-    fn map(entries: &[(&str, Value)]) -> Value {
-        Value::from(
-            entries
-                .iter()
-                .map(|(k, v)| ((*k).to_owned(), v.clone()))
-                .collect::<Map>(),
-        )
-    }
+    use crate::test_support::map;
 
     fn chart(name: &str, schema: &str, dependencies: Vec<Chart>) -> Chart {
         let mut chart = Chart::new(Metadata {

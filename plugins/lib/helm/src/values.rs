@@ -385,15 +385,7 @@ pub fn path_value(values: &Value, path: &str) -> Option<Value> {
 mod tests {
     use super::*;
     use crate::chart::Metadata;
-
-    fn map(entries: &[(&str, Value)]) -> Value {
-        Value::from(
-            entries
-                .iter()
-                .map(|(k, v)| ((*k).to_owned(), v.clone()))
-                .collect::<Map>(),
-        )
-    }
+    use crate::test_support::{lookup, map};
 
     fn s(text: &str) -> Value {
         Value::from(text)
@@ -409,17 +401,6 @@ mod tests {
         chart.values = values;
         chart.set_dependencies(dependencies);
         chart
-    }
-
-    fn lookup(values: &Value, path: &str) -> Value {
-        let mut current = values.clone();
-        for step in path.split('.') {
-            current = match &current {
-                Value::Map(m) => m.borrow().get(step).cloned().unwrap_or(Value::Nil),
-                _ => Value::Nil,
-            };
-        }
-        current
     }
 
     fn has(values: &Value, path: &str) -> bool {
