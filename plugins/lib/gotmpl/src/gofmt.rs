@@ -1447,28 +1447,7 @@ const PRINT_RANGES: &[(u32, u32)] = &[
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::value::Map;
-
-    fn s(x: &str) -> Value {
-        Value::from(x)
-    }
-
-    fn by(x: &str) -> Value {
-        Value::Bytes(Rc::from(x.as_bytes()))
-    }
-
-    fn l(items: Vec<Value>) -> Value {
-        Value::from(items)
-    }
-
-    fn m(entries: Vec<(&str, Value)>) -> Value {
-        Value::from(
-            entries
-                .into_iter()
-                .map(|(k, v)| (k.to_owned(), v))
-                .collect::<Map>(),
-        )
-    }
+    use crate::test_values::{by, l, m, s};
 
     /// Expected strings are the output of Go 1.26's `fmt.Sprintf` on the same operands.
     #[test]

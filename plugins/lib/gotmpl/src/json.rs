@@ -979,27 +979,7 @@ impl<'a> Decoder<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn s(x: &str) -> Value {
-        Value::from(x)
-    }
-
-    fn by(x: &str) -> Value {
-        Value::Bytes(Rc::from(x.as_bytes()))
-    }
-
-    fn l(items: Vec<Value>) -> Value {
-        Value::from(items)
-    }
-
-    fn m(entries: Vec<(&str, Value)>) -> Value {
-        Value::from(
-            entries
-                .into_iter()
-                .map(|(k, v)| (k.to_owned(), v))
-                .collect::<Map>(),
-        )
-    }
+    use crate::test_values::{by, l, m, s};
 
     fn err(msg: &str) -> Result<String, JsonError> {
         Err(JsonError(msg.to_owned()))

@@ -14,6 +14,9 @@ pub mod lex;
 pub mod parse;
 pub mod value;
 
+#[cfg(test)]
+mod test_values;
+
 pub use exec::{ExecError, Limits, MissingKey, Template, TemplateError};
 pub use funcs::{FuncError, FuncMap, Runtime};
 pub use value::Value;
