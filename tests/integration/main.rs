@@ -44,6 +44,14 @@ const TESTS: &[(&str, TestFn)] = &[
             )
         },
     ),
+    (
+        "capstan_release_adopts_helm_installs_and_follows_helm_rollback",
+        |c| {
+            Box::pin(
+                release_helm3::capstan_release_adopts_helm_installs_and_follows_helm_rollback(c),
+            )
+        },
+    ),
     ("capstan_release_outside_the_grant_writes_nothing", |c| {
         Box::pin(release_helm3::capstan_release_outside_the_grant_writes_nothing(c))
     }),

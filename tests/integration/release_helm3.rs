@@ -320,3 +320,93 @@ pub async fn capstan_release_outside_the_grant_writes_nothing(cluster: Arc<Clust
         .unwrap();
     assert!(records.items.is_empty(), "a release record was left behind");
 }
+
+pub async fn capstan_release_adopts_helm_installs_and_follows_helm_rollback(cluster: Arc<Cluster>) {
+    let namespace = cluster.create_namespace("rel3-adopt").await;
+    let dir = tempfile::tempdir().unwrap();
+    let chart = shop_chart(dir.path());
+    let chart_arg = chart.to_str().unwrap();
+    let base = ["--name", "shop", "--namespace", namespace.as_str()];
+
+    // Real helm installs revision 1.
+    cluster.run(
+        "helm",
+        &[
+            "install",
+            "shop",
+            chart_arg,
+            "-n",
+            &namespace,
+            "--set",
+            "greeting=helm",
+        ],
+    );
+    let client = cluster.client().await;
+    let config_maps: Api<ConfigMap> = Api::namespaced(client.clone(), &namespace);
+    let uid = config_maps.get("shop-settings").await.unwrap().metadata.uid;
+
+    // Capstan upgrades it to revision 2 without recreating its objects.
+    let v2 = dir.path().join("v2.yaml");
+    write(&v2, "greeting: capstan\n");
+    let out = capstan_ok(
+        &cluster,
+        dir.path(),
+        &[
+            &["release", "sync"][..],
+            &base,
+            &["--chart", chart_arg, "-f", v2.to_str().unwrap()],
+        ]
+        .concat(),
+    );
+    assert!(out.contains("upgraded: revision 2 deployed"), "{out}");
+    let settings = config_maps.get("shop-settings").await.unwrap();
+    assert_eq!(settings.metadata.uid, uid, "the ConfigMap was recreated");
+    assert_eq!(settings.data.unwrap_or_default()["greeting"], "capstan");
+
+    // Real helm rolls back to 1 (revision 3); Capstan's next sync is revision 4.
+    cluster.run("helm", &["rollback", "shop", "1", "-n", &namespace]);
+    let settings = config_maps.get("shop-settings").await.unwrap();
+    assert_eq!(settings.data.unwrap_or_default()["greeting"], "helm");
+    let out = capstan_ok(
+        &cluster,
+        dir.path(),
+        &[
+            &["release", "sync"][..],
+            &base,
+            &["--chart", chart_arg, "-f", v2.to_str().unwrap()],
+        ]
+        .concat(),
+    );
+    assert!(out.contains("upgraded: revision 4 deployed"), "{out}");
+    let history = helm_json(
+        &cluster,
+        &["history", "shop", "-n", &namespace, "-o", "json"],
+    );
+    let statuses: Vec<&str> = history
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        statuses,
+        ["superseded", "superseded", "superseded", "deployed"],
+        "{history}"
+    );
+    assert_eq!(history[2]["description"], "Rollback to 1", "{history}");
+    let settings = config_maps.get("shop-settings").await.unwrap();
+    assert_eq!(settings.metadata.uid, uid);
+    let data = settings.data.unwrap_or_default();
+    assert_eq!(data["greeting"], "capstan");
+    assert_eq!(data["revision"], "4");
+
+    // And real helm uninstalls what Capstan last deployed.
+    cluster.run("helm", &["uninstall", "shop", "-n", &namespace]);
+    assert!(
+        config_maps
+            .get_opt("shop-settings")
+            .await
+            .unwrap()
+            .is_none()
+    );
+}
