@@ -62,7 +62,7 @@ pub fn package_dir(dir: &std::path::Path) -> Result<Packaged, String> {
         .map_err(|e| format!("cannot open chart folder {}: {e}", dir.display()))?;
     let mut files = Vec::new();
     collect_files(&root, &root, &mut files)?;
-    package(&files)
+    package_with(&files, Compression::fast())
 }
 
 fn collect_files(
@@ -122,6 +122,12 @@ fn scalar(value: &serde_yaml::Value) -> Option<String> {
 
 /// Package `files` (the chart folder's content).
 pub fn package(files: &[SourceFile]) -> Result<Packaged, String> {
+    package_with(files, Compression::default())
+}
+
+/// [`package`] with a chosen gzip level: `capstan template` packs a local folder only to hand
+/// it to the component, so it skips compression work there.
+pub fn package_with(files: &[SourceFile], compression: Compression) -> Result<Packaged, String> {
     let rules = match files.iter().find(|f| f.path == ".helmignore") {
         Some(file) => ignore::Rules::parse(&String::from_utf8_lossy(&file.contents))?,
         None => ignore::Rules::parse("")?,
@@ -162,7 +168,7 @@ pub fn package(files: &[SourceFile]) -> Result<Packaged, String> {
 
     let mut sorted = kept;
     sorted.sort_by(|a, b| a.path.cmp(&b.path));
-    let mut builder = tar::Builder::new(GzEncoder::new(Vec::new(), Compression::default()));
+    let mut builder = tar::Builder::new(GzEncoder::new(Vec::new(), compression));
     let mut total = 0usize;
     for file in sorted {
         total += file.contents.len();

@@ -91,10 +91,30 @@ fn backquote(s: &str) -> String {
     }
 }
 
+/// Compiled patterns kept per thread: charts call the same few patterns once per value,
+/// and compiling dominates those calls. Bounded so hostile templates cannot grow it.
+const COMPILED_CACHE_ENTRIES: usize = 256;
+
+thread_local! {
+    static COMPILED: std::cell::RefCell<std::collections::HashMap<String, Regex>> =
+        std::cell::RefCell::new(std::collections::HashMap::new());
+}
+
 /// Compile a Go regular expression; the error is worded as Go's `regexp.Compile` would.
 pub fn compile(pattern: &str) -> Result<Regex, String> {
+    if let Some(re) = COMPILED.with(|cache| cache.borrow().get(pattern).cloned()) {
+        return Ok(re);
+    }
     let translated = translate(pattern)?;
-    Regex::new(&translated).map_err(|_| go_error(pattern))
+    let re = Regex::new(&translated).map_err(|_| go_error(pattern))?;
+    COMPILED.with(|cache| {
+        let mut cache = cache.borrow_mut();
+        if cache.len() >= COMPILED_CACHE_ENTRIES {
+            cache.clear();
+        }
+        cache.insert(pattern.to_owned(), re.clone());
+    });
+    Ok(re)
 }
 
 /// The repetition `{n}`, `{n,}` or `{n,m}` at the start of `chars`: its length and bounds.
