@@ -52,6 +52,10 @@ const TESTS: &[(&str, TestFn)] = &[
             )
         },
     ),
+    (
+        "capstan_release_unlocks_a_release_left_pending_install",
+        |c| Box::pin(release_helm3::capstan_release_unlocks_a_release_left_pending_install(c)),
+    ),
     ("capstan_release_outside_the_grant_writes_nothing", |c| {
         Box::pin(release_helm3::capstan_release_outside_the_grant_writes_nothing(c))
     }),

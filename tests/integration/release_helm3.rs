@@ -410,3 +410,72 @@ pub async fn capstan_release_adopts_helm_installs_and_follows_helm_rollback(clus
             .is_none()
     );
 }
+
+pub async fn capstan_release_unlocks_a_release_left_pending_install(cluster: Arc<Cluster>) {
+    use capstan_helm::release::{self, ChartRecord, Driver, Info, Release, Stamp, Status};
+
+    let namespace = cluster.create_namespace("rel3-pending").await;
+    let dir = tempfile::tempdir().unwrap();
+    let chart = shop_chart(dir.path());
+    // An install that died after writing its record: revision 1, pending-install.
+    let object = {
+        let loaded = capstan_helm::load::load(&chart).unwrap();
+        let record = Release {
+            name: "shop".into(),
+            info: Some(Info {
+                first_deployed: "2026-01-01T00:00:00Z".into(),
+                last_deployed: "2026-01-01T00:00:00Z".into(),
+                description: "Initial install underway".into(),
+                status: Status::PendingInstall,
+                ..Info::default()
+            }),
+            chart: Some(ChartRecord::from_chart(&loaded)),
+            version: 1,
+            namespace: namespace.clone(),
+            ..Release::default()
+        };
+        release::storage_object(Driver::Secrets, &record, Stamp::Created(1_767_225_600)).unwrap()
+    };
+    let client = cluster.client().await;
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), &namespace);
+    secrets
+        .create(
+            &Default::default(),
+            &serde_json::from_value(object).unwrap(),
+        )
+        .await
+        .unwrap();
+    let listed = helm_json(&cluster, &["list", "-a", "-n", &namespace, "-o", "json"]);
+    assert_eq!(listed[0]["status"], "pending-install", "{listed}");
+
+    let out = capstan_ok(
+        &cluster,
+        dir.path(),
+        &[
+            "release",
+            "sync",
+            "--name",
+            "shop",
+            "--namespace",
+            &namespace,
+            "--chart",
+            chart.to_str().unwrap(),
+        ],
+    );
+    assert!(out.contains("revision 2 deployed"), "{out}");
+    let history = helm_json(
+        &cluster,
+        &["history", "shop", "-n", &namespace, "-o", "json"],
+    );
+    assert_eq!(history[1]["status"], "deployed", "{history}");
+    let first = history[0]["status"].as_str().unwrap();
+    assert!(first == "superseded" || first == "failed", "{history}");
+    let config_maps: Api<ConfigMap> = Api::namespaced(client, &namespace);
+    assert!(
+        config_maps
+            .get_opt("shop-settings")
+            .await
+            .unwrap()
+            .is_some()
+    );
+}

@@ -5,7 +5,7 @@
 //! (Secrets `sh.helm.release.v1.<name>.v<N>`) that the real `helm` CLI reads, and apply
 //! objects through the host's `kube` capability (server-side apply, field manager
 //! `capstan`). See `sync` and `uninstall` for what is not implemented yet (hooks, wait,
-//! CRDs, pending-* unlock, no-op detection); `rollback` and `plan` return `unsupported`.
+//! CRDs, no-op detection); `rollback` and `plan` return `unsupported`.
 
 use capstan_plugin_sdk::backend::capstan::plugin::types::{
     ChartArtifact, Error, ErrorCode, Json, ReleaseId, ReleaseInfo,

@@ -2,7 +2,10 @@
 //! kept), upgrade it otherwise — Helm v3's `install` / `upgrade` flows (helm-internals §3.2,
 //! §3.3) over server-side apply.
 //!
-//! Steps: read the history, render (revision N, `IsInstall`/`IsUpgrade`), prune history to
+//! Steps: read the history (a latest record left `pending-*` by an operation that died is
+//! marked `failed`, saying so, and the sync proceeds; running operations on one release
+//! are serialised by the caller, and two writers of one revision still collide on the
+//! record's `create`), render (revision N, `IsInstall`/`IsUpgrade`), prune history to
 //! `max-history` (upgrades), write the `pending-install`/`pending-upgrade` record, read every
 //! target object first (so a denied namespace or an ownership conflict stops the sync
 //! before anything is written), server-side apply every object in Helm's kind order with the
@@ -16,8 +19,7 @@
 //!
 //! Not implemented yet: hooks (a chart with install/upgrade hooks is refused unless hooks
 //! are disabled), `wait`, CRDs from `crds/`, `force` replacement, rollback-on-failure of
-//! upgrades, unlocking a release left `pending-*` (refused with Helm's "another operation is
-//! in progress"), no-op detection (every sync writes a new revision), `.Capabilities` from
+//! upgrades, no-op detection (every sync writes a new revision), `.Capabilities` from
 //! the cluster (Helm's defaults are used).
 
 use std::collections::BTreeSet;
@@ -81,21 +83,13 @@ pub fn sync(request: SyncRequest) -> Result<SyncOutcome, Error> {
             "backend-helm3: `wait` is not implemented in this build",
         ));
     }
-    let history = store::history(id)?;
-    let last = history.last();
-    if let Some(last) = last
+    let mut history = store::history(id)?;
+    if let Some(last) = history.last_mut()
         && last.status().is_pending()
     {
-        return Err(Error::new(
-            ErrorCode::Conflict,
-            format!(
-                "release {}: another operation (install/upgrade/rollback) is in progress (revision {} is {}); unlocking interrupted operations is not implemented yet",
-                describe(id),
-                last.version,
-                last.status().as_str()
-            ),
-        ));
+        unlock(id, last)?;
     }
+    let last = history.last();
     let install = last.is_none_or(|l| l.status() == Status::Uninstalled);
     let current = if install {
         None
@@ -213,6 +207,35 @@ pub fn sync(request: SyncRequest) -> Result<SyncOutcome, Error> {
             error,
         )),
     }
+}
+
+/// A release whose latest record is `pending-*` was left by an operation that died
+/// mid-way: mark that record `failed`, saying so, so that this operation can proceed.
+fn unlock(id: &ReleaseId, last: &mut Release) -> Result<(), Error> {
+    let was = last.status();
+    if let Some(info) = last.info.as_mut() {
+        info.status = Status::Failed;
+        info.description = format!(
+            "unlocked by capstan: the operation that left this revision {} did not finish",
+            was.as_str()
+        );
+    }
+    store::update(last).map_err(|e| {
+        with_context(
+            e,
+            &format!("unlock revision {} of {}", last.version, describe(id)),
+        )
+    })?;
+    log(
+        Level::Warn,
+        &format!(
+            "release {}: revision {} was {}; marked failed and proceeding",
+            describe(id),
+            last.version,
+            was.as_str()
+        ),
+    );
+    Ok(())
 }
 
 fn new_record(
