@@ -5,7 +5,7 @@ use capstan_gotmpl::value::Value;
 use capstan_helm::chart::Chart;
 use capstan_helm::engine::{ReleaseInfo, RenderOptions};
 use capstan_helm::objects::Capabilities;
-use capstan_helm::output::{Assembled, Hook, manifest_text};
+use capstan_helm::output::{Assembled, hooks_text, manifest_text};
 use capstan_plugin_sdk::backend::capstan::plugin::types::{
     ChartArtifact, Error, ErrorCode, Json, ReleaseId,
 };
@@ -13,18 +13,6 @@ use capstan_plugin_sdk::backend::exports::capstan::plugin::backend::{Rendered, T
 
 fn invalid(message: String) -> Error {
     Error::new(ErrorCode::InvalidInput, message)
-}
-
-fn hooks_text(hooks: &[Hook]) -> String {
-    let mut out = String::new();
-    for hook in hooks {
-        out.push_str("---\n# Source: ");
-        out.push_str(&hook.path);
-        out.push('\n');
-        out.push_str(&hook.manifest);
-        out.push('\n');
-    }
-    out
 }
 
 /// What a render of a release produced, with what the release record needs.

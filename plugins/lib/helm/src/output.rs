@@ -373,18 +373,25 @@ pub fn manifest_text(manifests: &[Manifest]) -> String {
     out
 }
 
+/// Every hook with its `# Source:` header, in the given order.
+pub fn hooks_text(hooks: &[Hook]) -> String {
+    let mut out = String::new();
+    for hook in hooks {
+        out.push_str("---\n# Source: ");
+        out.push_str(&hook.path);
+        out.push('\n');
+        out.push_str(&hook.manifest);
+        out.push('\n');
+    }
+    out
+}
+
 /// What `helm template` prints: the trimmed manifest, then each hook with its header.
 pub fn template_text(assembled: &Assembled, with_hooks: bool) -> String {
     let mut out = manifest_text(&assembled.manifests).trim().to_owned();
     out.push('\n');
     if with_hooks {
-        for hook in &assembled.hooks {
-            out.push_str("---\n# Source: ");
-            out.push_str(&hook.path);
-            out.push('\n');
-            out.push_str(&hook.manifest);
-            out.push('\n');
-        }
+        out.push_str(&hooks_text(&assembled.hooks));
     }
     out
 }
