@@ -12,6 +12,7 @@ mod host_imports;
 mod kwok_and_helm;
 mod operator;
 mod release_helm3;
+mod release_helm3_lifecycle;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -59,6 +60,25 @@ const TESTS: &[(&str, TestFn)] = &[
     ("capstan_release_outside_the_grant_writes_nothing", |c| {
         Box::pin(release_helm3::capstan_release_outside_the_grant_writes_nothing(c))
     }),
+    ("capstan_release_waits_and_runs_hooks_of_every_event", |c| {
+        Box::pin(release_helm3_lifecycle::capstan_release_waits_and_runs_hooks_of_every_event(c))
+    }),
+    (
+        "capstan_release_atomic_install_that_never_gets_ready_leaves_nothing",
+        |c| {
+            Box::pin(
+                release_helm3_lifecycle::capstan_release_atomic_install_that_never_gets_ready_leaves_nothing(c),
+            )
+        },
+    ),
+    (
+        "capstan_release_atomic_install_with_a_failing_hook_leaves_nothing",
+        |c| {
+            Box::pin(
+                release_helm3_lifecycle::capstan_release_atomic_install_with_a_failing_hook_leaves_nothing(c),
+            )
+        },
+    ),
 ];
 
 /// Longest a single test may take before it is failed.

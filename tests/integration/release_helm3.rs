@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use crate::harness::{Cluster, repo_root};
 
-fn write(path: &Path, text: &str) {
+pub fn write(path: &Path, text: &str) {
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent).unwrap();
     }
@@ -33,7 +33,7 @@ fn write_config(dir: &Path) -> PathBuf {
 }
 
 /// Run `capstan` with `args` against the cluster.
-fn capstan(cluster: &Cluster, dir: &Path, args: &[&str]) -> Output {
+pub fn capstan(cluster: &Cluster, dir: &Path, args: &[&str]) -> Output {
     let binary = repo_root().join("target/debug/capstan");
     assert!(
         binary.is_file(),
@@ -52,7 +52,7 @@ fn capstan(cluster: &Cluster, dir: &Path, args: &[&str]) -> Output {
         .unwrap()
 }
 
-fn capstan_ok(cluster: &Cluster, dir: &Path, args: &[&str]) -> String {
+pub fn capstan_ok(cluster: &Cluster, dir: &Path, args: &[&str]) -> String {
     let out = capstan(cluster, dir, args);
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
@@ -93,7 +93,7 @@ fn shop_chart(dir: &Path) -> PathBuf {
     chart
 }
 
-fn helm_json(cluster: &Cluster, args: &[&str]) -> Value {
+pub fn helm_json(cluster: &Cluster, args: &[&str]) -> Value {
     let text = cluster.run("helm", args);
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("helm {args:?}: {e}\n{text}"))
 }

@@ -343,8 +343,8 @@ impl Host for CallState {
     }
 }
 
-/// Watch one object (no polling) until it is ready or the deadline passes; returns the last
-/// verdict either way.
+/// Watch one object (no polling) until it is ready, can never become ready (a failed Job or
+/// Pod), or the deadline passes; returns the last verdict either way.
 async fn watch_until_ready(
     api: Api<DynamicObject>,
     object: &ObjectRef,
@@ -374,7 +374,7 @@ async fn watch_until_ready(
             }
         }
         verdict = readiness::judge(&object.kind, latest.as_ref());
-        if verdict.ready {
+        if verdict.is_final() {
             return Ok(verdict);
         }
     }

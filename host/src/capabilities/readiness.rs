@@ -1,5 +1,7 @@
 //! Whether a Kubernetes object is ready, judged from its JSON the way Helm's `--wait` does
-//! for the kinds it knows (and "exists" for every other kind).
+//! for the kinds it knows (and "exists" for every other kind). A Job that failed or a Pod
+//! whose phase is `Failed` can never become ready: such verdicts are final, so a wait ends
+//! at once instead of running into its timeout.
 
 use serde_json::Value;
 
@@ -10,6 +12,8 @@ pub struct Verdict {
     pub ready: bool,
     /// A sentence saying why.
     pub message: String,
+    /// The object can never become ready (a failed Job or Pod): waiting longer is useless.
+    pub failed: bool,
 }
 
 impl Verdict {
@@ -17,13 +21,26 @@ impl Verdict {
         Verdict {
             ready: true,
             message: message.into(),
+            failed: false,
         }
     }
     fn waiting(message: impl Into<String>) -> Self {
         Verdict {
             ready: false,
             message: message.into(),
+            failed: false,
         }
+    }
+    fn failed(message: impl Into<String>) -> Self {
+        Verdict {
+            ready: false,
+            message: message.into(),
+            failed: true,
+        }
+    }
+    /// Whether waiting is over: ready, or never going to be.
+    pub fn is_final(&self) -> bool {
+        self.ready || self.failed
     }
 }
 
@@ -31,15 +48,29 @@ fn int(value: &Value, pointer: &str) -> i64 {
     value.pointer(pointer).and_then(Value::as_i64).unwrap_or(0)
 }
 
-fn condition_true(object: &Value, kind: &str) -> bool {
+fn true_condition<'a>(object: &'a Value, kind: &str) -> Option<&'a Value> {
     object
         .pointer("/status/conditions")
         .and_then(Value::as_array)
-        .is_some_and(|conditions| {
+        .and_then(|conditions| {
             conditions
                 .iter()
-                .any(|c| c["type"] == kind && c["status"] == "True")
+                .find(|c| c["type"] == kind && c["status"] == "True")
         })
+}
+
+fn condition_true(object: &Value, kind: &str) -> bool {
+    true_condition(object, kind).is_some()
+}
+
+/// `reason: message` of a condition, as far as it has them.
+fn explain(condition: &Value) -> String {
+    let text = |key: &str| condition[key].as_str().filter(|t| !t.is_empty());
+    match (text("reason"), text("message")) {
+        (Some(r), Some(m)) => format!("{r}: {m}"),
+        (Some(t), None) | (None, Some(t)) => t.to_owned(),
+        (None, None) => "no reason given".to_owned(),
+    }
 }
 
 /// Judge an object of `kind` (None when it does not exist).
@@ -88,6 +119,13 @@ pub fn judge(kind: &str, object: Option<&Value>) -> Verdict {
             }
         }
         "Pod" => {
+            if object.pointer("/status/phase") == Some(&Value::from("Failed")) {
+                let reason = object
+                    .pointer("/status/reason")
+                    .and_then(Value::as_str)
+                    .unwrap_or("no reason given");
+                return Verdict::failed(format!("pod failed ({reason})"));
+            }
             if condition_true(object, "Ready")
                 || object.pointer("/status/phase") == Some(&Value::from("Succeeded"))
             {
@@ -97,8 +135,8 @@ pub fn judge(kind: &str, object: Option<&Value>) -> Verdict {
             }
         }
         "Job" => {
-            if condition_true(object, "Failed") {
-                Verdict::waiting("job failed")
+            if let Some(failed) = true_condition(object, "Failed") {
+                Verdict::failed(format!("job failed: {}", explain(failed)))
             } else if condition_true(object, "Complete") {
                 Verdict::ready("job complete")
             } else {
@@ -159,6 +197,12 @@ mod tests {
     fn jobs_crds_pvcs_and_missing_objects() {
         let job = json!({"status": {"conditions": [{"type": "Complete", "status": "True"}]}});
         assert!(judge("Job", Some(&job)).ready);
+        let failed = json!({"status": {"conditions": [
+            {"type": "Failed", "status": "True", "reason": "DeadlineExceeded", "message": "Job was active longer than specified deadline"}
+        ]}});
+        let verdict = judge("Job", Some(&failed));
+        assert!(verdict.failed && !verdict.ready, "{verdict:?}");
+        assert!(verdict.message.contains("DeadlineExceeded"), "{verdict:?}");
         let crd = json!({"status": {"conditions": [{"type": "Established", "status": "False"}]}});
         assert!(!judge("CustomResourceDefinition", Some(&crd)).ready);
         let pvc = json!({"status": {"phase": "Pending"}});

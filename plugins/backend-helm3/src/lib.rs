@@ -15,11 +15,13 @@ use capstan_plugin_sdk::backend::exports::capstan::plugin::backend::{
     UninstallOptions,
 };
 
+mod hooks;
 mod objects;
 mod render;
 mod store;
 mod sync;
 mod uninstall;
+mod wait;
 
 const NAME: &str = "backend-helm3";
 

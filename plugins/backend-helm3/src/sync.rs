@@ -17,8 +17,10 @@
 //! the record is left `failed` with the cause (as Helm does). The error names the step and
 //! the object.
 //!
-//! Not implemented yet: hooks (a chart with install/upgrade hooks is refused unless hooks
-//! are disabled), `wait`, CRDs from `crds/`, `force` replacement, rollback-on-failure of
+//! Hooks (`hooks`) run before and after the apply; with `wait` the applied objects are
+//! awaited through the host's `wait-ready`, all within `timeout-seconds`.
+//!
+//! Not implemented yet: CRDs from `crds/`, `force` replacement, rollback-on-failure of
 //! upgrades, no-op detection (every sync writes a new revision), `.Capabilities` from
 //! the cluster (Helm's defaults are used).
 
@@ -32,9 +34,11 @@ use capstan_plugin_sdk::backend::exports::capstan::plugin::backend::{
     SyncAction, SyncOutcome, SyncRequest,
 };
 
+use crate::hooks;
 use crate::objects::{self, Object};
 use crate::render::{self, Render};
 use crate::store::{self, describe, with_context};
+use crate::wait::{self, Deadline};
 
 /// Helm's release name rule (`chartutil.ValidateReleaseName`).
 pub fn validate_name(name: &str) -> Result<(), Error> {
@@ -77,12 +81,7 @@ pub fn sync(request: SyncRequest) -> Result<SyncOutcome, Error> {
     let id = &request.release;
     validate_name(&id.name)?;
     let options = &request.options;
-    if options.wait {
-        return Err(Error::new(
-            ErrorCode::Unsupported,
-            "backend-helm3: `wait` is not implemented in this build",
-        ));
-    }
+    let deadline = Deadline::start(options.timeout_seconds);
     let mut history = store::history(id)?;
     if let Some(last) = history.last_mut()
         && last.status().is_pending()
@@ -121,28 +120,6 @@ pub fn sync(request: SyncRequest) -> Result<SyncOutcome, Error> {
         for_record: true,
     })
     .map_err(|e| with_context(e, &format!("render chart {}", request.chart.metadata.name)))?;
-    let hook_events = if install {
-        ["pre-install", "post-install"]
-    } else {
-        ["pre-upgrade", "post-upgrade"]
-    };
-    let blocking: Vec<&str> = rendered
-        .assembled
-        .hooks
-        .iter()
-        .filter(|h| h.events.iter().any(|e| hook_events.contains(&e.as_str())))
-        .map(|h| h.path.as_str())
-        .collect();
-    if !blocking.is_empty() && !options.disable_hooks {
-        return Err(Error::new(
-            ErrorCode::Unsupported,
-            format!(
-                "backend-helm3: hooks are not implemented in this build; the chart has {} hooks ({}); disable hooks to proceed without them",
-                hook_events.join("/"),
-                blocking.join(", ")
-            ),
-        ));
-    }
     let now = store::now_text();
     let mut record = new_record(id, &rendered, revision, install, current, &now);
     let target = target_objects(id, &rendered)?;
@@ -168,7 +145,14 @@ pub fn sync(request: SyncRequest) -> Result<SyncOutcome, Error> {
         ),
     );
     let mut created = Vec::new();
-    match deploy(id, &target, &previous, &mut created) {
+    let steps = Steps {
+        install,
+        hooks: !options.disable_hooks,
+        // As in Helm, an atomic operation waits: readiness is part of success.
+        wait: options.wait || options.atomic,
+        deadline: &deadline,
+    };
+    match steps.run(id, &mut record, &target, &previous, &mut created) {
         Ok(()) => {
             if let Some(current) = current {
                 let mut old = current.clone();
@@ -206,6 +190,44 @@ pub fn sync(request: SyncRequest) -> Result<SyncOutcome, Error> {
             &created,
             error,
         )),
+    }
+}
+
+/// The steps of an install or upgrade after its pending record is written.
+struct Steps<'a> {
+    install: bool,
+    hooks: bool,
+    wait: bool,
+    deadline: &'a Deadline,
+}
+
+impl Steps<'_> {
+    /// Pre hooks, apply, wait, post hooks; the error says which step failed.
+    fn run(
+        &self,
+        id: &ReleaseId,
+        record: &mut Release,
+        target: &[Object],
+        previous: &[Object],
+        created: &mut Vec<ObjectRef>,
+    ) -> Result<(), Error> {
+        let (pre, post) = if self.install {
+            ("pre-install", "post-install")
+        } else {
+            ("pre-upgrade", "post-upgrade")
+        };
+        if self.hooks {
+            hooks::run(record, pre, self.deadline, created)?;
+        }
+        deploy(id, target, previous, created)?;
+        if self.wait {
+            let references: Vec<ObjectRef> = target.iter().map(|o| o.reference.clone()).collect();
+            wait::ready(&references, self.deadline).map_err(|e| with_context(e, "wait"))?;
+        }
+        if self.hooks {
+            hooks::run(record, post, self.deadline, created)?;
+        }
+        Ok(())
     }
 }
 

@@ -3,8 +3,8 @@
 //! `helm.sh/resource-policy` are left alone), then either delete every record (default) or
 //! keep them with the last one `uninstalled` (`keep-history`). CRDs are never deleted.
 //!
-//! Not implemented yet: delete hooks (refused unless hooks are disabled), `wait` for the
-//! objects to be gone.
+//! `pre-delete` hooks run before the deletions and `post-delete` hooks after them (and
+//! after `wait` for the deleted objects to be gone), within `timeout-seconds`.
 
 use capstan_helm::release::Status;
 use capstan_plugin_sdk::backend::capstan::plugin::kube::{self, Propagation};
@@ -14,8 +14,10 @@ use capstan_plugin_sdk::backend::capstan::plugin::types::{
 };
 use capstan_plugin_sdk::backend::exports::capstan::plugin::backend::UninstallOptions;
 
+use crate::hooks;
 use crate::objects;
 use crate::store::{self, describe, with_context};
+use crate::wait::{self, Deadline};
 
 /// Remove the release; None when it does not exist.
 pub fn uninstall(id: &ReleaseId, options: &UninstallOptions) -> Result<Option<ReleaseInfo>, Error> {
@@ -35,36 +37,17 @@ pub fn uninstall(id: &ReleaseId, options: &UninstallOptions) -> Result<Option<Re
         }
         return Ok(Some(store::info(last)));
     }
-    if options.wait {
-        return Err(Error::new(
-            ErrorCode::Unsupported,
-            "backend-helm3: `wait` on uninstall is not implemented in this build",
-        ));
-    }
-    let delete_hooks: Vec<&str> = last
-        .hooks
-        .iter()
-        .filter(|h| {
-            h.events
-                .iter()
-                .any(|e| e == "pre-delete" || e == "post-delete")
-        })
-        .map(|h| h.path.as_str())
-        .collect();
-    if !delete_hooks.is_empty() && !options.disable_hooks {
-        return Err(Error::new(
-            ErrorCode::Unsupported,
-            format!(
-                "backend-helm3: hooks are not implemented in this build; the release has delete hooks ({}); disable hooks to proceed without them",
-                delete_hooks.join(", ")
-            ),
-        ));
-    }
+    let deadline = Deadline::start(options.timeout_seconds);
     let mut record = last.clone();
     if let Some(info) = record.info.as_mut() {
         info.status = Status::Uninstalling;
         info.deleted = store::now_text();
         info.description = "Deletion in progress (or silently failed)".into();
+    }
+    let mut hook_objects = Vec::new();
+    if !options.disable_hooks {
+        hooks::run(&mut record, "pre-delete", &deadline, &mut hook_objects)
+            .map_err(|e| with_context(e, &format!("uninstall {}", describe(id))))?;
     }
     store::update(&record)?;
     let mut targets = objects::parse_manifest(&record.manifest, &id.namespace)?;
@@ -86,6 +69,18 @@ pub fn uninstall(id: &ReleaseId, options: &UninstallOptions) -> Result<Option<Re
                 &format!("uninstall {}: delete {}", describe(id), object.describe()),
             )
         })?;
+    }
+    if options.wait {
+        for object in &targets {
+            if object.annotation(objects::RESOURCE_POLICY).is_none() {
+                wait::gone(&object.reference, &deadline)
+                    .map_err(|e| with_context(e, &format!("uninstall {}", describe(id))))?;
+            }
+        }
+    }
+    if !options.disable_hooks {
+        hooks::run(&mut record, "post-delete", &deadline, &mut hook_objects)
+            .map_err(|e| with_context(e, &format!("uninstall {}", describe(id))))?;
     }
     if let Some(info) = record.info.as_mut() {
         info.status = Status::Uninstalled;
