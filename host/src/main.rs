@@ -87,6 +87,10 @@ struct BackendArgs {
 enum ReleaseCommand {
     /// Install the release, or upgrade it when it exists.
     Sync(capstan::release::SyncArgs),
+    /// Say whether `sync` with these arguments would change anything (nothing is written).
+    Plan(capstan::release::SyncArgs),
+    /// Roll back to a revision (default: the previous deployed one), as a new revision.
+    Rollback(capstan::release::RollbackArgs),
     /// Remove the release and its objects.
     Uninstall(capstan::release::UninstallArgs),
     /// Show the current revision.
@@ -263,6 +267,8 @@ async fn release(args: BackendArgs, command: ReleaseCommand) -> anyhow::Result<(
     let backend = runtime.backend(&name)?;
     match command {
         ReleaseCommand::Sync(a) => capstan::release::sync(&backend, &a).await,
+        ReleaseCommand::Plan(a) => capstan::release::plan(&backend, &a).await,
+        ReleaseCommand::Rollback(a) => capstan::release::rollback(&backend, &a).await,
         ReleaseCommand::Uninstall(a) => capstan::release::uninstall(&backend, &a).await,
         ReleaseCommand::Status(t) => capstan::release::status(&backend, &t).await,
         ReleaseCommand::History(a) => capstan::release::history(&backend, &a).await,

@@ -1,4 +1,4 @@
-//! `capstan release sync|uninstall|status|history`: drive a release backend component
+//! `capstan release sync|plan|rollback|uninstall|status|history`: drive a release backend component
 //! without the operator. The host merges values and packages the chart as `capstan
 //! template` does (`crate::template`), connects to the cluster from the usual kubeconfig,
 //! and grants the component Kubernetes access to the release namespace only (plus the
@@ -84,6 +84,9 @@ pub struct SyncArgs {
     /// On a failed install, remove everything the install created.
     #[arg(long)]
     pub atomic: bool,
+    /// On a failed upgrade, roll back to the last deployed revision.
+    #[arg(long)]
+    pub rollback_on_failure: bool,
     /// Revisions to keep (0: all).
     #[arg(long, default_value_t = 10)]
     pub max_history: u32,
@@ -107,9 +110,32 @@ pub struct UninstallArgs {
     /// Do not run hooks.
     #[arg(long)]
     pub no_hooks: bool,
+    /// Wait until the deleted objects are gone.
+    #[arg(long)]
+    pub wait: bool,
     /// Budget in seconds.
     #[arg(long, default_value_t = 300)]
     pub timeout: u32,
+}
+
+/// `capstan release rollback`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct RollbackArgs {
+    /// Which release.
+    #[command(flatten)]
+    pub target: Target,
+    /// Revision to roll back to (default: the previous deployed revision).
+    #[arg(long)]
+    pub revision: Option<u32>,
+    /// Wait for the release's resources to become ready.
+    #[arg(long)]
+    pub wait: bool,
+    /// Budget for the whole operation, in seconds.
+    #[arg(long, default_value_t = 300)]
+    pub timeout: u32,
+    /// Do not run hooks.
+    #[arg(long)]
+    pub no_hooks: bool,
 }
 
 /// `capstan release history`.
@@ -150,13 +176,12 @@ pub fn history_line(info: &ReleaseInfo) -> String {
     )
 }
 
-/// Install or upgrade; prints what happened.
-pub async fn sync(backend: &BackendPlugin, args: &SyncArgs) -> anyhow::Result<()> {
+fn sync_request(args: &SyncArgs) -> anyhow::Result<SyncRequest> {
     let values = crate::template::user_values(&args.values, &args.set, &args.set_string)?;
     let values = capstan_helm::values_json::to_typed_json(&values)
         .map_err(|e| anyhow::anyhow!("values cannot be passed to the backend: {e}"))?;
     let chart = crate::template::chart_artifact(&args.chart)?;
-    let request = SyncRequest {
+    Ok(SyncRequest {
         release: args.target.id(),
         chart,
         values,
@@ -164,7 +189,7 @@ pub async fn sync(backend: &BackendPlugin, args: &SyncArgs) -> anyhow::Result<()
             wait: args.wait,
             timeout_seconds: args.timeout,
             atomic: args.atomic,
-            rollback_on_failure: false,
+            rollback_on_failure: args.rollback_on_failure,
             max_history: args.max_history,
             force: false,
             install_crds: CrdPolicy::Create,
@@ -172,7 +197,63 @@ pub async fn sync(backend: &BackendPlugin, args: &SyncArgs) -> anyhow::Result<()
             disable_hooks: args.no_hooks,
             description: args.description.clone(),
         },
+    })
+}
+
+/// Say whether `sync` with the same arguments would change anything.
+pub async fn plan(backend: &BackendPlugin, args: &SyncArgs) -> anyhow::Result<()> {
+    let request = sync_request(args)?;
+    let plan = backend.plan(&request, args.target.grants().await?).await?;
+    println!(
+        "release {}/{}: {}: {}",
+        args.target.namespace,
+        args.target.name,
+        if plan.changes {
+            "changes"
+        } else {
+            "no changes"
+        },
+        plan.reason
+    );
+    Ok(())
+}
+
+/// Roll back; prints the new revision.
+pub async fn rollback(backend: &BackendPlugin, args: &RollbackArgs) -> anyhow::Result<()> {
+    let options = SyncOptions {
+        wait: args.wait,
+        timeout_seconds: args.timeout,
+        atomic: false,
+        rollback_on_failure: false,
+        max_history: 0,
+        force: false,
+        install_crds: CrdPolicy::Skip,
+        upgrade_crds: CrdPolicy::Skip,
+        disable_hooks: args.no_hooks,
+        description: None,
     };
+    let info = backend
+        .rollback(
+            &args.target.id(),
+            args.revision,
+            &options,
+            args.target.grants().await?,
+        )
+        .await?;
+    println!(
+        "release {}/{} rolled back: revision {} {} ({})",
+        args.target.namespace,
+        args.target.name,
+        info.revision,
+        status_text(info.status),
+        info.description
+    );
+    Ok(())
+}
+
+/// Install or upgrade; prints what happened.
+pub async fn sync(backend: &BackendPlugin, args: &SyncArgs) -> anyhow::Result<()> {
+    let request = sync_request(args)?;
     let outcome = backend.sync(&request, args.target.grants().await?).await?;
     let action = match outcome.action {
         SyncAction::Installed => "installed",
@@ -196,7 +277,7 @@ pub async fn sync(backend: &BackendPlugin, args: &SyncArgs) -> anyhow::Result<()
 pub async fn uninstall(backend: &BackendPlugin, args: &UninstallArgs) -> anyhow::Result<()> {
     let options = UninstallOptions {
         keep_history: args.keep_history,
-        wait: false,
+        wait: args.wait,
         timeout_seconds: args.timeout,
         disable_hooks: args.no_hooks,
     };

@@ -71,6 +71,9 @@ const TESTS: &[(&str, TestFn)] = &[
             )
         },
     ),
+    ("capstan_release_plans_without_writing_and_rolls_back", |c| {
+        Box::pin(release_helm3_lifecycle::capstan_release_plans_without_writing_and_rolls_back(c))
+    }),
     (
         "capstan_release_atomic_install_with_a_failing_hook_leaves_nothing",
         |c| {

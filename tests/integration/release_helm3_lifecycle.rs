@@ -336,3 +336,163 @@ async fn assert_nothing_left(
         "a release record was left behind"
     );
 }
+
+async fn record_versions(cluster: &Cluster, namespace: &str) -> Vec<(String, String)> {
+    let mut versions: Vec<(String, String)> = release_records(cluster, namespace)
+        .await
+        .into_iter()
+        .map(|s| {
+            (
+                s.metadata.name.unwrap_or_default(),
+                s.metadata.resource_version.unwrap_or_default(),
+            )
+        })
+        .collect();
+    versions.sort();
+    versions
+}
+
+fn history(cluster: &Cluster, namespace: &str) -> Vec<(u64, String, String)> {
+    let listed = helm_json(cluster, &["history", "app", "-n", namespace, "-o", "json"]);
+    listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["revision"].as_u64().unwrap(),
+                r["status"].as_str().unwrap().to_owned(),
+                r["description"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+pub async fn capstan_release_plans_without_writing_and_rolls_back(cluster: Arc<Cluster>) {
+    let namespace = cluster.create_namespace("rel3-plan").await;
+    let dir = tempfile::tempdir().unwrap();
+    let chart = chart(
+        dir.path(),
+        "app",
+        &[
+            (
+                "templates/config.yaml",
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app-config\ndata:\n  run: {{ .Values.run | quote }}\n",
+            ),
+            (
+                "templates/deployment.yaml",
+                "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app-web\nspec:\n  replicas: 1\n  selector:\n    matchLabels: {app: app-web}\n  template:\n    metadata:\n      labels: {app: app-web}\n    spec:\n{{- if not .Values.schedulable }}\n      nodeSelector:\n        capstan.test/no-such-node: \"true\"\n{{- end }}\n      containers:\n        - name: app\n          image: example.invalid/app:1\n",
+            ),
+        ],
+    );
+    let values = |name: &str, text: &str| {
+        let path = dir.path().join(name);
+        write(&path, text);
+        path.to_str().unwrap().to_owned()
+    };
+    let (first, second, broken) = (
+        values("first.yaml", "run: 1\n"),
+        values("second.yaml", "run: 2\n"),
+        values("broken.yaml", "run: 3\nschedulable: false\n"),
+    );
+    let args = |verb: &str, values: &str| -> Vec<String> {
+        [
+            "release",
+            verb,
+            "--name",
+            "app",
+            "--namespace",
+            &namespace,
+            "--chart",
+            chart.to_str().unwrap(),
+            "-f",
+            values,
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+    };
+    let run = |args: Vec<String>| {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        capstan_ok(&cluster, dir.path(), &args)
+    };
+
+    let out = run(args("plan", &first));
+    assert!(
+        out.contains(": changes:") && out.contains("not installed"),
+        "{out}"
+    );
+    let out = run(args("sync", &first));
+    assert!(out.contains("installed: revision 1 deployed"), "{out}");
+
+    // Plan writes nothing, whatever it answers.
+    let before = record_versions(&cluster, &namespace).await;
+    let out = run(args("plan", &first));
+    assert!(out.contains("no changes"), "{out}");
+    let out = run(args("plan", &second));
+    assert!(
+        out.contains(": changes:") && out.contains("differs from revision 1"),
+        "{out}"
+    );
+    assert_eq!(record_versions(&cluster, &namespace).await, before);
+
+    // A sync that would change nothing writes nothing.
+    let out = run(args("sync", &first));
+    assert!(out.contains("unchanged: revision 1 deployed"), "{out}");
+    assert_eq!(record_versions(&cluster, &namespace).await, before);
+
+    let out = run(args("sync", &second));
+    assert!(out.contains("upgraded: revision 2 deployed"), "{out}");
+    let config_maps: Api<ConfigMap> = Api::namespaced(cluster.client().await, &namespace);
+    let run_value = |map: ConfigMap| map.data.unwrap()["run"].clone();
+    assert_eq!(run_value(config_maps.get("app-config").await.unwrap()), "2");
+
+    // Rollback to revision 1 records revision 3, as Helm does.
+    let out = capstan_ok(
+        &cluster,
+        dir.path(),
+        &[
+            "release",
+            "rollback",
+            "--name",
+            "app",
+            "--namespace",
+            &namespace,
+            "--revision",
+            "1",
+        ],
+    );
+    assert!(out.contains("revision 3 deployed"), "{out}");
+    assert_eq!(run_value(config_maps.get("app-config").await.unwrap()), "1");
+    let revisions = history(&cluster, &namespace);
+    assert_eq!(revisions[0].1, "superseded", "{revisions:?}");
+    assert_eq!(revisions[1].1, "superseded", "{revisions:?}");
+    assert_eq!(
+        revisions[2],
+        (3, "deployed".to_owned(), "Rollback to 1".to_owned())
+    );
+    // Revision 3 has the input of revision 1: nothing to do for it.
+    let out = run(args("plan", &first));
+    assert!(out.contains("no changes"), "{out}");
+
+    // A failed upgrade that asks for it is rolled back.
+    let mut failing = args("sync", &broken);
+    failing.extend(["--rollback-on-failure", "--timeout", "3"].map(String::from));
+    let failing: Vec<&str> = failing.iter().map(String::as_str).collect();
+    let out = capstan(&cluster, dir.path(), &failing);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "the broken upgrade succeeded");
+    assert!(
+        stderr.contains(&format!("Deployment {namespace}/app-web is not ready")),
+        "{stderr}"
+    );
+    assert!(stderr.contains("rolled back"), "{stderr}");
+    let revisions = history(&cluster, &namespace);
+    assert_eq!(revisions[3].0, 4, "{revisions:?}");
+    assert_eq!(revisions[3].1, "failed", "{revisions:?}");
+    assert_eq!(
+        revisions[4],
+        (5, "deployed".to_owned(), "Rollback to 3".to_owned())
+    );
+    assert_eq!(run_value(config_maps.get("app-config").await.unwrap()), "1");
+}

@@ -98,8 +98,16 @@ pub fn judge(kind: &str, object: Option<&Value>) -> Verdict {
             } else {
                 int(object, "/status/updatedReplicas")
             };
+            // Pods of older revisions still counted: the rollout is not over, and ready
+            // replicas may be old ones (Helm judges the new ReplicaSet alone).
+            let total = int(object, "/status/replicas");
             if updated < wanted {
                 Verdict::waiting(format!("{updated} of {wanted} replicas updated"))
+            } else if kind == "Deployment" && total > updated {
+                Verdict::waiting(format!(
+                    "rollout in progress: {} old replicas pending termination",
+                    total - updated
+                ))
             } else if ready < wanted {
                 Verdict::waiting(format!("{ready} of {wanted} replicas ready"))
             } else {
@@ -191,6 +199,10 @@ mod tests {
         );
         deployment["status"]["readyReplicas"] = json!(3);
         assert!(judge("Deployment", Some(&deployment)).ready);
+        // A rollout whose new pods are not ready yet while old ones still serve.
+        deployment["status"]["replicas"] = json!(4);
+        deployment["status"]["updatedReplicas"] = json!(3);
+        assert!(!judge("Deployment", Some(&deployment)).ready);
     }
 
     #[test]

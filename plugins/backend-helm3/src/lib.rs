@@ -4,11 +4,12 @@
 //! `sync` (install/upgrade), `uninstall`, `status` and `history` keep Helm v3 release records
 //! (Secrets `sh.helm.release.v1.<name>.v<N>`) that the real `helm` CLI reads, and apply
 //! objects through the host's `kube` capability (server-side apply, field manager
-//! `capstan`). See `sync` and `uninstall` for what is not implemented yet (hooks, wait,
-//! CRDs, no-op detection); `rollback` and `plan` return `unsupported`.
+//! `capstan`), with hooks and `wait`. `rollback` records a new revision as Helm does, and
+//! `plan` says from digests whether `sync` would change anything (a `sync` that would not
+//! returns `unchanged` without writing). See `sync` for what is not implemented yet.
 
 use capstan_plugin_sdk::backend::capstan::plugin::types::{
-    ChartArtifact, Error, ErrorCode, Json, ReleaseId, ReleaseInfo,
+    ChartArtifact, Error, Json, ReleaseId, ReleaseInfo,
 };
 use capstan_plugin_sdk::backend::exports::capstan::plugin::backend::{
     Guest, Rendered, SyncOptions, SyncOutcome, SyncPlan, SyncRequest, TemplateOptions,
@@ -17,20 +18,13 @@ use capstan_plugin_sdk::backend::exports::capstan::plugin::backend::{
 
 mod hooks;
 mod objects;
+mod plan;
 mod render;
+mod rollback;
 mod store;
 mod sync;
 mod uninstall;
 mod wait;
-
-const NAME: &str = "backend-helm3";
-
-fn unsupported(operation: &str) -> Error {
-    Error::new(
-        ErrorCode::Unsupported,
-        format!("{NAME}: `{operation}` is not implemented in this build"),
-    )
-}
 
 struct Helm3;
 
@@ -57,14 +51,14 @@ impl Guest for Helm3 {
         Ok(records.iter().rev().take(limit).map(store::info).collect())
     }
     fn rollback(
-        _release: ReleaseId,
-        _revision: Option<u32>,
-        _options: SyncOptions,
+        release: ReleaseId,
+        revision: Option<u32>,
+        options: SyncOptions,
     ) -> Result<ReleaseInfo, Error> {
-        Err(unsupported("rollback"))
+        rollback::rollback(&release, revision, &options)
     }
-    fn plan(_request: SyncRequest) -> Result<SyncPlan, Error> {
-        Err(unsupported("plan"))
+    fn plan(request: SyncRequest) -> Result<SyncPlan, Error> {
+        Ok(plan::decide(&request)?.plan)
     }
     fn template(
         release: ReleaseId,

@@ -44,10 +44,36 @@ pub struct Request<'a> {
     pub for_record: bool,
 }
 
+/// A chart and values as a release record keeps them, before any rendering.
+pub struct Input {
+    /// The root chart after dependency processing.
+    pub chart: Option<Chart>,
+    /// The user's values.
+    pub user_values: Value,
+}
+
+/// Load the chart archive and the user's values, and process the chart's dependencies as
+/// the release record stores the chart (no rendering).
+pub fn prepare(chart: &ChartArtifact, values: &str) -> Result<Input, Error> {
+    let loaded = load(chart)?;
+    let user_values = capstan_helm::values_json::from_typed_json(values).map_err(invalid)?;
+    let mut chart = loaded;
+    capstan_helm::dependencies::process_dependencies(&mut chart, &user_values)
+        .map_err(|e| invalid(e.to_string()))?;
+    Ok(Input {
+        chart: Some(chart),
+        user_values,
+    })
+}
+
+fn load(chart: &ChartArtifact) -> Result<Chart, Error> {
+    capstan_helm::load::load_archive(&chart.archive)
+        .map_err(|e| invalid(format!("chart {}: {e}", chart.metadata.name)))
+}
+
 /// Render `request.chart` for a release.
 pub fn render(request: Request<'_>) -> Result<Render, Error> {
-    let loaded = capstan_helm::load::load_archive(&request.chart.archive)
-        .map_err(|e| invalid(format!("chart {}: {e}", request.chart.metadata.name)))?;
+    let loaded = load(request.chart)?;
     let user_values =
         capstan_helm::values_json::from_typed_json(request.values).map_err(invalid)?;
     let chart = if request.for_record {

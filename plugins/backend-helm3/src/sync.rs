@@ -20,8 +20,7 @@
 //! Hooks (`hooks`) run before and after the apply; with `wait` the applied objects are
 //! awaited through the host's `wait-ready`, all within `timeout-seconds`.
 //!
-//! Not implemented yet: CRDs from `crds/`, `force` replacement, rollback-on-failure of
-//! upgrades, no-op detection (every sync writes a new revision), `.Capabilities` from
+//! Not implemented yet: CRDs from `crds/`, `force` replacement, `.Capabilities` from
 //! the cluster (Helm's defaults are used).
 
 use std::collections::BTreeSet;
@@ -31,12 +30,14 @@ use capstan_plugin_sdk::backend::capstan::plugin::kube::{self, ObjectRef, Propag
 use capstan_plugin_sdk::backend::capstan::plugin::log::{Level, log};
 use capstan_plugin_sdk::backend::capstan::plugin::types::{Error, ErrorCode, ReleaseId};
 use capstan_plugin_sdk::backend::exports::capstan::plugin::backend::{
-    SyncAction, SyncOutcome, SyncRequest,
+    SyncAction, SyncOptions, SyncOutcome, SyncRequest,
 };
 
 use crate::hooks;
 use crate::objects::{self, Object};
+use crate::plan;
 use crate::render::{self, Render};
+use crate::rollback;
 use crate::store::{self, describe, with_context};
 use crate::wait::{self, Deadline};
 
@@ -82,6 +83,17 @@ pub fn sync(request: SyncRequest) -> Result<SyncOutcome, Error> {
     validate_name(&id.name)?;
     let options = &request.options;
     let deadline = Deadline::start(options.timeout_seconds);
+    let decision = plan::decide(&request)?;
+    if let Some(deployed) = decision.unchanged {
+        log(
+            Level::Info,
+            &format!("{}: {}; nothing to do", describe(id), decision.plan.reason),
+        );
+        return Ok(SyncOutcome {
+            action: SyncAction::Unchanged,
+            release: store::info(&deployed),
+        });
+    }
     let mut history = store::history(id)?;
     if let Some(last) = history.last_mut()
         && last.status().is_pending()
@@ -146,10 +158,17 @@ pub fn sync(request: SyncRequest) -> Result<SyncOutcome, Error> {
     );
     let mut created = Vec::new();
     let steps = Steps {
-        install,
+        events: if install {
+            ("pre-install", "post-install")
+        } else {
+            ("pre-upgrade", "post-upgrade")
+        },
         hooks: !options.disable_hooks,
-        // As in Helm, an atomic operation waits: readiness is part of success.
-        wait: options.wait || options.atomic,
+        // As in Helm, an atomic install and an upgrade that rolls back on failure wait:
+        // readiness is part of success.
+        wait: options.wait
+            || (install && options.atomic)
+            || (!install && options.rollback_on_failure),
         deadline: &deadline,
     };
     match steps.run(id, &mut record, &target, &previous, &mut created) {
@@ -182,28 +201,56 @@ pub fn sync(request: SyncRequest) -> Result<SyncOutcome, Error> {
                 release: store::info(&record),
             })
         }
-        Err(error) => Err(fail(
-            id,
-            &mut record,
-            install,
-            options.atomic,
-            &created,
-            error,
-        )),
+        Err(error) => {
+            let error = fail(id, &mut record, install, options.atomic, &created, error);
+            if install || !options.rollback_on_failure {
+                return Err(error);
+            }
+            Err(roll_back_failed_upgrade(id, options, error))
+        }
     }
 }
 
-/// The steps of an install or upgrade after its pending record is written.
-struct Steps<'a> {
-    install: bool,
-    hooks: bool,
-    wait: bool,
-    deadline: &'a Deadline,
+/// `rollback-on-failure`: roll a failed upgrade back to the last deployed revision (Helm's
+/// `--atomic` upgrade), within a fresh budget of the same size.
+fn roll_back_failed_upgrade(id: &ReleaseId, options: &SyncOptions, error: Error) -> Error {
+    let mut again = options.clone();
+    again.rollback_on_failure = false;
+    again.description = None;
+    log(Level::Warn, &format!("{}; rolling back", error.message));
+    match rollback::rollback(id, None, &again) {
+        Ok(info) => Error {
+            message: format!(
+                "{}; rolled back (rollback-on-failure): revision {} now deployed",
+                error.message, info.revision
+            ),
+            ..error
+        },
+        Err(e) => Error {
+            message: format!(
+                "{}; the rollback (rollback-on-failure) failed too: {}",
+                error.message, e.message
+            ),
+            ..error
+        },
+    }
+}
+
+/// The steps of an install, upgrade or rollback after its pending record is written.
+pub struct Steps<'a> {
+    /// Hook events before and after the apply.
+    pub events: (&'a str, &'a str),
+    /// Run hooks.
+    pub hooks: bool,
+    /// Wait for readiness after the apply.
+    pub wait: bool,
+    /// The operation's budget.
+    pub deadline: &'a Deadline,
 }
 
 impl Steps<'_> {
     /// Pre hooks, apply, wait, post hooks; the error says which step failed.
-    fn run(
+    pub fn run(
         &self,
         id: &ReleaseId,
         record: &mut Release,
@@ -211,11 +258,7 @@ impl Steps<'_> {
         previous: &[Object],
         created: &mut Vec<ObjectRef>,
     ) -> Result<(), Error> {
-        let (pre, post) = if self.install {
-            ("pre-install", "post-install")
-        } else {
-            ("pre-upgrade", "post-upgrade")
-        };
+        let (pre, post) = self.events;
         if self.hooks {
             hooks::run(record, pre, self.deadline, created)?;
         }
@@ -233,7 +276,7 @@ impl Steps<'_> {
 
 /// A release whose latest record is `pending-*` was left by an operation that died
 /// mid-way: mark that record `failed`, saying so, so that this operation can proceed.
-fn unlock(id: &ReleaseId, last: &mut Release) -> Result<(), Error> {
+pub fn unlock(id: &ReleaseId, last: &mut Release) -> Result<(), Error> {
     let was = last.status();
     if let Some(info) = last.info.as_mut() {
         info.status = Status::Failed;
@@ -302,6 +345,15 @@ fn new_record(
     }
 }
 
+/// The objects of a rendered manifest, with Helm's ownership metadata.
+pub fn manifest_objects(id: &ReleaseId, manifest: &str) -> Result<Vec<Object>, Error> {
+    let mut target = objects::parse_manifest(manifest, &id.namespace)?;
+    for object in &mut target {
+        objects::set_ownership(object, &id.name, &id.namespace);
+    }
+    Ok(target)
+}
+
 fn target_objects(id: &ReleaseId, rendered: &Render) -> Result<Vec<Object>, Error> {
     let mut target = Vec::new();
     for manifest in &rendered.assembled.manifests {
@@ -330,7 +382,7 @@ fn live(reference: &ObjectRef) -> Result<Option<serde_json::Value>, Error> {
 }
 
 /// Apply `target` over `previous`; `created` collects objects that did not exist before.
-fn deploy(
+pub fn deploy(
     id: &ReleaseId,
     target: &[Object],
     previous: &[Object],
