@@ -87,6 +87,12 @@ pub struct SyncArgs {
     /// On a failed upgrade, roll back to the last deployed revision.
     #[arg(long)]
     pub rollback_on_failure: bool,
+    /// CRDs of the chart's `crds/` on install: `skip`, `create` or `create-replace`.
+    #[arg(long, default_value = "create", value_parser = crd_policy)]
+    pub install_crds: CrdPolicy,
+    /// CRDs of the chart's `crds/` on upgrade: `skip`, `create` or `create-replace`.
+    #[arg(long, default_value = "skip", value_parser = crd_policy)]
+    pub upgrade_crds: CrdPolicy,
     /// Revisions to keep (0: all).
     #[arg(long, default_value_t = 10)]
     pub max_history: u32,
@@ -96,6 +102,17 @@ pub struct SyncArgs {
     /// Description recorded on the new revision.
     #[arg(long)]
     pub description: Option<String>,
+}
+
+fn crd_policy(text: &str) -> Result<CrdPolicy, String> {
+    match text {
+        "skip" => Ok(CrdPolicy::Skip),
+        "create" => Ok(CrdPolicy::Create),
+        "create-replace" => Ok(CrdPolicy::CreateReplace),
+        other => Err(format!(
+            "`{other}`: expected skip, create or create-replace"
+        )),
+    }
 }
 
 /// `capstan release uninstall`.
@@ -192,8 +209,8 @@ fn sync_request(args: &SyncArgs) -> anyhow::Result<SyncRequest> {
             rollback_on_failure: args.rollback_on_failure,
             max_history: args.max_history,
             force: false,
-            install_crds: CrdPolicy::Create,
-            upgrade_crds: CrdPolicy::Skip,
+            install_crds: args.install_crds,
+            upgrade_crds: args.upgrade_crds,
             disable_hooks: args.no_hooks,
             description: args.description.clone(),
         },

@@ -71,6 +71,9 @@ const TESTS: &[(&str, TestFn)] = &[
             )
         },
     ),
+    ("capstan_release_creates_crds_by_policy", |c| {
+        Box::pin(release_helm3_lifecycle::capstan_release_creates_crds_by_policy(c))
+    }),
     ("capstan_release_plans_without_writing_and_rolls_back", |c| {
         Box::pin(release_helm3_lifecycle::capstan_release_plans_without_writing_and_rolls_back(c))
     }),

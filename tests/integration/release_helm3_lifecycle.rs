@@ -496,3 +496,108 @@ pub async fn capstan_release_plans_without_writing_and_rolls_back(cluster: Arc<C
     );
     assert_eq!(run_value(config_maps.get("app-config").await.unwrap()), "1");
 }
+
+fn crd(group: &str, short_names: &str) -> String {
+    format!(
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets.{group}\nspec:\n  group: {group}\n  scope: Namespaced\n  names:\n    plural: widgets\n    singular: widget\n    kind: Widget\n{short_names}  versions:\n    - name: v1\n      served: true\n      storage: true\n      schema:\n        openAPIV3Schema:\n          type: object\n          x-kubernetes-preserve-unknown-fields: true\n"
+    )
+}
+
+pub async fn capstan_release_creates_crds_by_policy(cluster: Arc<Cluster>) {
+    let namespace = cluster.create_namespace("rel3-crds").await;
+    let group = format!("{namespace}.capstan.test");
+    let dir = tempfile::tempdir().unwrap();
+    let chart = chart(
+        dir.path(),
+        "widgets",
+        &[
+            ("crds/widget.yaml", &crd(&group, "")),
+            (
+                "templates/widget.yaml",
+                &format!(
+                    "apiVersion: {group}/v1\nkind: Widget\nmetadata:\n  name: first\nspec:\n  run: {{{{ .Values.run }}}}\n"
+                ),
+            ),
+        ],
+    );
+    let sync = |run: &str, extra: &[&str]| {
+        let mut args = vec![
+            "release",
+            "sync",
+            "--name",
+            "widgets",
+            "--namespace",
+            &namespace,
+            "--chart",
+            chart.to_str().unwrap(),
+            "--allow-cluster-kind",
+            "CustomResourceDefinition.apiextensions.k8s.io",
+            "--set",
+            run,
+        ];
+        args.extend_from_slice(extra);
+        capstan_ok(&cluster, dir.path(), &args)
+    };
+    let get_crd = || -> serde_json::Value {
+        let text = cluster.run(
+            "kubectl",
+            &["get", "crd", &format!("widgets.{group}"), "-o", "json"],
+        );
+        serde_json::from_str(&text).unwrap()
+    };
+
+    // Install creates the CRD (and waits until it is established) before the Widget.
+    let out = sync("run=1", &[]);
+    assert!(out.contains("installed: revision 1 deployed"), "{out}");
+    let installed = get_crd();
+    let established = installed["status"]["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|c| c["type"] == "Established" && c["status"] == "True");
+    assert!(established, "{installed}");
+    let widget = cluster.run(
+        "kubectl",
+        &[
+            "get",
+            &format!("widgets.{group}"),
+            "first",
+            "-n",
+            &namespace,
+            "-o",
+            "jsonpath={.spec.run}",
+        ],
+    );
+    assert_eq!(widget, "1");
+    let manifest = cluster.run("helm", &["get", "manifest", "widgets", "-n", &namespace]);
+    assert!(!manifest.contains("CustomResourceDefinition"), "{manifest}");
+
+    // Upgrades skip CRDs by default...
+    write(
+        &chart.join("crds/widget.yaml"),
+        &crd(&group, "    shortNames: [wdg]\n"),
+    );
+    let out = sync("run=2", &[]);
+    assert!(out.contains("upgraded: revision 2 deployed"), "{out}");
+    assert!(get_crd()["spec"]["names"]["shortNames"].is_null());
+    // ...and replace them when asked.
+    let out = sync("run=3", &["--upgrade-crds", "create-replace"]);
+    assert!(out.contains("upgraded: revision 3 deployed"), "{out}");
+    assert_eq!(get_crd()["spec"]["names"]["shortNames"][0], "wdg");
+
+    // CRDs outlive the release (Helm never deletes them); this test removes its own.
+    capstan_ok(
+        &cluster,
+        dir.path(),
+        &[
+            "release",
+            "uninstall",
+            "--name",
+            "widgets",
+            "--namespace",
+            &namespace,
+        ],
+    );
+    assert!(get_crd()["metadata"]["name"].is_string());
+    cluster.run("kubectl", &["delete", "crd", &format!("widgets.{group}")]);
+}

@@ -16,6 +16,7 @@ use capstan_plugin_sdk::backend::exports::capstan::plugin::backend::{
     UninstallOptions,
 };
 
+mod crds;
 mod hooks;
 mod objects;
 mod plan;

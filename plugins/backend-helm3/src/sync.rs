@@ -20,7 +20,11 @@
 //! Hooks (`hooks`) run before and after the apply; with `wait` the applied objects are
 //! awaited through the host's `wait-ready`, all within `timeout-seconds`.
 //!
-//! Not implemented yet: CRDs from `crds/`, `force` replacement, `.Capabilities` from
+//! CRDs from `crds/` are handled first, by the request's policy (`crds`); a no-op sync
+//! (`plan` finds the deployed revision has the same chart and values) writes nothing and
+//! returns `unchanged`; a failed upgrade is rolled back when `rollback-on-failure` asks.
+//!
+//! Not implemented yet: `force` replacement, `.Capabilities` from
 //! the cluster (Helm's defaults are used).
 
 use std::collections::BTreeSet;
@@ -33,6 +37,7 @@ use capstan_plugin_sdk::backend::exports::capstan::plugin::backend::{
     SyncAction, SyncOptions, SyncOutcome, SyncRequest,
 };
 
+use crate::crds;
 use crate::hooks;
 use crate::objects::{self, Object};
 use crate::plan;
@@ -132,6 +137,23 @@ pub fn sync(request: SyncRequest) -> Result<SyncOutcome, Error> {
         for_record: true,
     })
     .map_err(|e| with_context(e, &format!("render chart {}", request.chart.metadata.name)))?;
+    if let Some(chart) = &rendered.chart {
+        let policy = if install {
+            options.install_crds
+        } else {
+            options.upgrade_crds
+        };
+        crds::ensure(chart, &id.namespace, policy, &deadline).map_err(|e| {
+            with_context(
+                e,
+                &format!(
+                    "{} of {}: CRDs",
+                    if install { "install" } else { "upgrade" },
+                    describe(id)
+                ),
+            )
+        })?;
+    }
     let now = store::now_text();
     let mut record = new_record(id, &rendered, revision, install, current, &now);
     let target = target_objects(id, &rendered)?;

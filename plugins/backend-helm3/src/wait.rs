@@ -26,6 +26,11 @@ impl Deadline {
         }
     }
 
+    /// Whichever of the two budgets ends first.
+    pub fn earliest(self, other: &Deadline) -> Deadline {
+        if other.at < self.at { *other } else { self }
+    }
+
     /// Milliseconds left (0 once passed).
     pub fn remaining_ms(&self) -> u32 {
         let left = self
