@@ -35,10 +35,10 @@ clippy:
 ## Unit tests and component tests (no cluster needed).
 unit-test: plugins
 	$(CARGO) test -p capstan --lib --bins
-	$(CARGO) test -p capstan-source-git --lib
+	$(CARGO) test -p capstan-source-git -p capstan-source-helm-repo --lib
 	CAPSTAN_SNIPPETS_MIN_PERCENT=100 CAPSTAN_PARITY_MIN_PERCENT=97 \
 		$(CARGO) test -p capstan-gotmpl -p capstan-sprig -p capstan-goyaml -p capstan-helm
-	$(CARGO) test -p capstan --test plugin_runtime --test source_sync --test template_cli
+	$(CARGO) test -p capstan --test plugin_runtime --test source_sync --test source_helm_repo --test template_cli
 
 ## Control-plane binaries (Go, cached by version outside the checkout).
 tools:

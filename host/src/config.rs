@@ -145,6 +145,57 @@ pub struct BackendSelection {
     pub v3: Option<String>,
 }
 
+/// Limits and grants of Helm repository sources (`sources.helmRepository`).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct HelmRepositoryConfig {
+    /// Hosts (`name` or `name:port`) the `source-helm-repo` plugin may reach besides the
+    /// repository of the release it handles (e.g. a CDN serving chart archives).
+    #[serde(default)]
+    pub allow_hosts: Vec<String>,
+    /// Largest `index.yaml` accepted, in MiB.
+    #[serde(default = "HelmRepositoryConfig::default_max_index_mib")]
+    pub max_index_mib: u64,
+    /// Largest chart archive accepted, in MiB.
+    #[serde(default = "HelmRepositoryConfig::default_max_chart_mib")]
+    pub max_chart_mib: u64,
+    /// Timeout of each HTTP request (connect, first byte, between bytes), in milliseconds.
+    #[serde(default = "HelmRepositoryConfig::default_timeout_ms")]
+    pub timeout_ms: u64,
+}
+
+impl HelmRepositoryConfig {
+    fn default_max_index_mib() -> u64 {
+        32
+    }
+    fn default_max_chart_mib() -> u64 {
+        100
+    }
+    fn default_timeout_ms() -> u64 {
+        60_000
+    }
+}
+
+impl Default for HelmRepositoryConfig {
+    fn default() -> Self {
+        HelmRepositoryConfig {
+            allow_hosts: Vec::new(),
+            max_index_mib: Self::default_max_index_mib(),
+            max_chart_mib: Self::default_max_chart_mib(),
+            timeout_ms: Self::default_timeout_ms(),
+        }
+    }
+}
+
+/// Settings of chart sources (`sources`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SourcesConfig {
+    /// Helm HTTP repositories.
+    #[serde(default)]
+    pub helm_repository: HelmRepositoryConfig,
+}
+
 /// The whole configuration file.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -158,6 +209,9 @@ pub struct Config {
     /// Backend selection.
     #[serde(default)]
     pub backends: BackendSelection,
+    /// Chart source settings.
+    #[serde(default)]
+    pub sources: SourcesConfig,
 }
 
 impl Config {
@@ -214,6 +268,17 @@ impl Config {
                     plugin.name
                 ));
             }
+        }
+        let helm = &self.sources.helm_repository;
+        if helm.max_index_mib == 0 || helm.max_chart_mib == 0 || helm.timeout_ms == 0 {
+            return Err(
+                "sources.helmRepository: maxIndexMib, maxChartMib and timeoutMs must be greater than zero"
+                    .into(),
+            );
+        }
+        for host in &helm.allow_hosts {
+            crate::capabilities::http::HostPattern::parse(host)
+                .map_err(|e| format!("sources.helmRepository.allowHosts: {e}"))?;
         }
         let selections = [
             ("backends.default", &self.backends.default),

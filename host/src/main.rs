@@ -149,7 +149,8 @@ struct TemplateArgs {
 
 #[derive(clap::Args)]
 struct SourceArgs {
-    /// HelmRelease YAML file (`spec.chart.git`, `ref`, `path`, `secretRef`).
+    /// HelmRelease YAML file (`spec.chart.git`, `ref`, `path`, `secretRef`, or
+    /// `spec.chart.repository`, `name`, `version`).
     file: PathBuf,
     /// Configuration file naming the source plugin.
     #[arg(long, env = "CAPSTAN_CONFIG")]
@@ -157,6 +158,9 @@ struct SourceArgs {
     /// Name of the source plugin (in the configuration) that serves git sources.
     #[arg(long, default_value = "git")]
     plugin: String,
+    /// Name of the source plugin (in the configuration) that serves Helm repositories.
+    #[arg(long, default_value = "helm-repo")]
+    helm_plugin: String,
     /// Folder for git mirrors and artifacts (default: `$XDG_CACHE_HOME/capstan`).
     #[arg(long)]
     cache_dir: Option<PathBuf>,
@@ -372,27 +376,31 @@ fn inspect_plugin(file: &std::path::Path) -> anyhow::Result<()> {
 }
 
 async fn source(args: SourceArgs, output: Option<PathBuf>) -> anyhow::Result<()> {
+    use capstan::sources::ChartSource;
     use capstan::sources::artifacts::ArtifactStore;
     use capstan::sources::mirrors::MirrorStore;
-    use capstan::sources::spec::{KnownCredentials, credentials_from_secret, git_source_of};
-    use capstan::sources::sync::{SourceSync, SourceSyncOptions};
+    use capstan::sources::spec::{KnownCredentials, chart_source_of, credentials_from_secret};
+    use capstan::sources::sync::{HelmRepositoryOptions, SourceSync, SourceSyncOptions};
     use std::collections::BTreeMap;
     use std::sync::Arc;
     use std::time::{Duration, Instant};
 
     let document = std::fs::read_to_string(&args.file)
         .with_context(|| format!("cannot read {}", args.file.display()))?;
-    let (release, git_source) = git_source_of(&document, &args.file)?;
+    let (release, chart_source) = chart_source_of(&document, &args.file)?;
     let config = Config::load(&args.config)?;
+    let plugin_name = match &chart_source {
+        ChartSource::Git(_) => &args.plugin,
+        ChartSource::HelmRepository(_) => &args.helm_plugin,
+    };
     let entry = config
         .plugins
         .iter()
-        .find(|p| p.name == args.plugin)
+        .find(|p| &p.name == plugin_name)
         .with_context(|| {
             format!(
-                "{} configures no plugin named `{}`",
+                "{} configures no plugin named `{plugin_name}`",
                 args.config.display(),
-                args.plugin
             )
         })?;
     let cache = args
@@ -405,10 +413,10 @@ async fn source(args: SourceArgs, output: Option<PathBuf>) -> anyhow::Result<()>
         .context("no cache folder: pass --cache-dir")?;
     let mut runtime = PluginRuntime::new(cache.join("components"), None)?;
     runtime.load(entry)?;
-    let plugin = runtime.source(&args.plugin)?;
+    let plugin = runtime.source(plugin_name)?;
 
     let mut credentials = KnownCredentials::default();
-    if let Some(secret_ref) = &git_source.credentials {
+    if let Some(secret_ref) = chart_source.credentials() {
         let client = kube::Client::try_default()
             .await
             .context("the source needs a Secret: cannot connect to the cluster")?;
@@ -432,8 +440,20 @@ async fn source(args: SourceArgs, output: Option<PathBuf>) -> anyhow::Result<()>
         grace: Duration::from_secs(3600),
         parallelism: 1,
     };
-    let sync = SourceSync::new(options, mirrors, Arc::clone(&artifacts), plugin, None);
-    let specs = BTreeMap::from([(release.clone(), git_source)]);
+    // Only the plugin this source needs is loaded; it fills both slots (the other kind of
+    // source does not occur in this one-release pass).
+    let sync = SourceSync::new(
+        options,
+        mirrors,
+        Arc::clone(&artifacts),
+        runtime.source(plugin_name)?,
+        None,
+    )
+    .with_helm_repositories(
+        plugin,
+        HelmRepositoryOptions::from_config(&config.sources.helm_repository),
+    );
+    let specs = BTreeMap::from([(release.clone(), chart_source)]);
     let mut report = sync.pass(&specs, &credentials, Instant::now()).await;
     let artifact = report
         .releases

@@ -53,6 +53,7 @@ impl Target {
                 self.cluster_kinds.iter().cloned(),
             )),
             git: None,
+            http: None,
         })
     }
 }

@@ -2,6 +2,7 @@
 //! [`Grants`]; a host import outside them answers `denied`, naming what was refused.
 
 pub mod git;
+pub mod http;
 pub mod kube;
 pub mod log;
 pub mod readiness;
@@ -15,6 +16,8 @@ pub struct Grants {
     pub kube: Option<kube::KubeGrant>,
     /// Read access to one host-owned git mirror.
     pub git: Option<git::GitGrant>,
+    /// Outgoing HTTP to the source's origin (and hosts granted in the configuration).
+    pub http: Option<http::HttpGrant>,
 }
 
 /// An error value for a plugin.

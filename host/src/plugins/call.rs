@@ -10,9 +10,11 @@ use tracing::Instrument;
 use wasmtime::component::ResourceTable;
 use wasmtime::{Engine, ResourceLimiter, Store, UpdateDeadline};
 use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
+use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use super::bindings::types::{Error as PluginError, ErrorCode};
 use crate::capabilities::Grants;
+use crate::capabilities::http::HttpHooks;
 use crate::config::{PluginLimits, WasiGrants};
 use crate::telemetry::PluginMetrics;
 
@@ -24,6 +26,18 @@ pub struct CallState {
     pub(crate) limiter: MemoryLimiter,
     pub(crate) grants: Grants,
     pub(crate) plugin: Arc<str>,
+    pub(crate) http: WasiHttpCtx,
+    pub(crate) http_hooks: HttpHooks,
+}
+
+impl WasiHttpView for CallState {
+    fn http(&mut self) -> WasiHttpCtxView<'_> {
+        WasiHttpCtxView {
+            ctx: &mut self.http,
+            table: &mut self.table,
+            hooks: &mut self.http_hooks,
+        }
+    }
 }
 
 impl WasiView for CallState {
@@ -193,6 +207,7 @@ pub(crate) fn start(
         wasi.inherit_stderr();
     }
     let refused = Arc::new(AtomicBool::new(false));
+    let http_hooks = HttpHooks::new(grants.http.clone());
     let state = CallState {
         wasi: wasi.build(),
         table: ResourceTable::new(),
@@ -202,6 +217,8 @@ pub(crate) fn start(
         },
         grants,
         plugin: Arc::clone(plugin),
+        http: WasiHttpCtx::new(),
+        http_hooks,
     };
     let mut store = Store::new(runtime.engine, state);
     store.limiter(|state| &mut state.limiter);

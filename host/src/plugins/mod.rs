@@ -233,6 +233,8 @@ fn linker(engine: &Engine) -> Result<Linker<CallState>, RuntimeError> {
     let mut linker = Linker::new(engine);
     let failed = |e: wasmtime::Error| RuntimeError(format!("{e:#}"));
     wasmtime_wasi::p2::add_to_linker_async(&mut linker).map_err(failed)?;
+    // Outgoing HTTP; every request is checked against the call's grant (none: refused).
+    wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker).map_err(failed)?;
     bindings::log::add_to_linker::<CallState, HasSelf<CallState>>(&mut linker, |s| s)
         .map_err(failed)?;
     bindings::kube::add_to_linker::<CallState, HasSelf<CallState>>(&mut linker, |s| s)

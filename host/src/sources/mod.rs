@@ -1,6 +1,7 @@
 //! Source sync: decides which chart artifact each release should run (DESIGN.md, "Two
 //! loops, one store"). Level-triggered: every pass starts from the current set of release
-//! specs, so a mirror nothing references any more is collected whatever the reason.
+//! specs, so a mirror (git) or index cache (Helm repository) nothing references any more
+//! is collected whatever the reason.
 
 pub mod artifacts;
 pub mod mirrors;
@@ -89,5 +90,60 @@ impl fmt::Display for MirrorKey {
             ),
             None => f.write_str(&self.url),
         }
+    }
+}
+
+/// A chart published in a Helm HTTP repository.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct HelmRepositorySource {
+    /// Repository URL (where `index.yaml` lives).
+    pub url: String,
+    /// Chart name in the index.
+    pub chart: String,
+    /// Exact version or SemVer constraint; empty means the latest stable version.
+    pub version: String,
+    /// Secret with basic-auth credentials (`username`, `password`), if the repository needs them.
+    pub credentials: Option<SecretRef>,
+}
+
+impl HelmRepositorySource {
+    /// The index cache this source reads: one per (repository URL, credentials). A
+    /// trailing `/` does not make another repository.
+    pub fn repository_key(&self) -> MirrorKey {
+        MirrorKey {
+            url: self.url.trim().trim_end_matches('/').to_owned(),
+            credentials: self.credentials.clone(),
+        }
+    }
+}
+
+/// Where a release's chart comes from.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ChartSource {
+    /// A chart folder in a git repository (`spec.chart.git`).
+    Git(GitChartSource),
+    /// A chart in a Helm HTTP repository (`spec.chart.repository`).
+    HelmRepository(HelmRepositorySource),
+}
+
+impl ChartSource {
+    /// The Secret holding the source's credentials, if any.
+    pub fn credentials(&self) -> Option<&SecretRef> {
+        match self {
+            ChartSource::Git(git) => git.credentials.as_ref(),
+            ChartSource::HelmRepository(repo) => repo.credentials.as_ref(),
+        }
+    }
+}
+
+impl From<GitChartSource> for ChartSource {
+    fn from(source: GitChartSource) -> Self {
+        ChartSource::Git(source)
+    }
+}
+
+impl From<HelmRepositorySource> for ChartSource {
+    fn from(source: HelmRepositorySource) -> Self {
+        ChartSource::HelmRepository(source)
     }
 }

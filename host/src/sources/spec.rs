@@ -1,6 +1,9 @@
 //! Reading a release's chart source from a HelmRelease document. Field names and defaults
-//! follow the Flux Helm Operator's `helm.fluxcd.io/v1` (`chart.git`, `chart.ref` defaulting
-//! to `master`, `chart.path`, `chart.secretRef`), which Capstan keeps.
+//! follow the Flux Helm Operator's `helm.fluxcd.io/v1`, which Capstan keeps: git charts
+//! (`chart.git`, `chart.ref` defaulting to `master`, `chart.path`, `chart.secretRef`) and
+//! Helm repository charts (`chart.repository`, `chart.name`, `chart.version`; credentials
+//! from `chart.secretRef`, or `chart.chartPullSecret` as the Flux Helm Operator named it,
+//! holding `username` and `password`).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -10,7 +13,9 @@ use serde_yaml::Value;
 
 use super::mirrors::GitCredentials;
 use super::sync::CredentialsLookup;
-use super::{GitChartSource, GitReference, ReleaseKey, SecretRef};
+use super::{
+    ChartSource, GitChartSource, GitReference, HelmRepositorySource, ReleaseKey, SecretRef,
+};
 
 /// The ref followed when `chart.ref` is empty, as the Flux Helm Operator did.
 pub const DEFAULT_GIT_REF: &str = "master";
@@ -31,11 +36,28 @@ fn text<'a>(value: &'a Value, path: &[&str]) -> Option<&'a str> {
     path.iter().try_fold(value, |v, key| v.get(*key))?.as_str()
 }
 
-/// The release key and git chart source of a HelmRelease document read from `file`.
+/// The release key and git chart source of a HelmRelease document read from `file`
+/// (an error for a Helm repository source; see [`chart_source_of`]).
 pub fn git_source_of(
     document: &str,
     file: &Path,
 ) -> Result<(ReleaseKey, GitChartSource), SpecError> {
+    match chart_source_of(document, file)? {
+        (release, ChartSource::Git(source)) => Ok((release, source)),
+        (_, ChartSource::HelmRepository(_)) => Err(SpecError {
+            file: file.to_owned(),
+            field: "spec.chart.repository".into(),
+            message: "this is a Helm repository source, not a git source".into(),
+        }),
+    }
+}
+
+/// The release key and chart source (git or Helm repository) of a HelmRelease document
+/// read from `file`.
+pub fn chart_source_of(
+    document: &str,
+    file: &Path,
+) -> Result<(ReleaseKey, ChartSource), SpecError> {
     let error = |field: &str, message: &str| SpecError {
         file: file.to_owned(),
         field: field.into(),
@@ -57,16 +79,67 @@ pub fn git_source_of(
         .get("spec")
         .and_then(|s| s.get("chart"))
         .ok_or_else(|| error("spec.chart", "missing"))?;
-    let url = text(chart, &["git"]).filter(|u| !u.is_empty());
-    let Some(url) = url else {
-        return Err(if text(chart, &["repository"]).is_some() {
-            error(
-                "spec.chart.repository",
-                "Helm repository sources are not supported by this command yet; only spec.chart.git",
-            )
-        } else {
-            error("spec.chart.git", "missing")
-        });
+    let secret_field = ["secretRef", "chartPullSecret"]
+        .into_iter()
+        .find(|field| !matches!(chart.get(*field), None | Some(Value::Null)));
+    let credentials = match secret_field {
+        None => None,
+        Some(field) => {
+            let secret = chart.get(field).unwrap_or(&Value::Null);
+            let name = text(secret, &["name"])
+                .ok_or_else(|| error(&format!("spec.chart.{field}.name"), "missing"))?;
+            let secret_namespace = text(secret, &["namespace"]).unwrap_or(namespace);
+            Some(SecretRef {
+                namespace: secret_namespace.to_owned(),
+                name: name.to_owned(),
+            })
+        }
+    };
+    let release = ReleaseKey {
+        namespace: namespace.to_owned(),
+        name: name.to_owned(),
+    };
+    let git = text(chart, &["git"]).filter(|u| !u.is_empty());
+    let repository = text(chart, &["repository"]).filter(|u| !u.is_empty());
+    let url = match (git, repository) {
+        (Some(_), Some(_)) => {
+            return Err(error(
+                "spec.chart",
+                "sets both `git` and `repository`; a release has one chart source",
+            ));
+        }
+        (None, Some(repository)) => {
+            let chart_name = text(chart, &["name"])
+                .filter(|n| !n.is_empty())
+                .ok_or_else(|| {
+                    error(
+                        "spec.chart.name",
+                        "missing (the chart's name in the repository index)",
+                    )
+                })?;
+            let version = match chart.get("version") {
+                None | Some(Value::Null) => String::new(),
+                Some(Value::String(v)) => v.trim().to_owned(),
+                Some(Value::Number(n)) => n.to_string(),
+                Some(_) => return Err(error("spec.chart.version", "must be a string")),
+            };
+            return Ok((
+                release,
+                ChartSource::HelmRepository(HelmRepositorySource {
+                    url: repository.trim().to_owned(),
+                    chart: chart_name.to_owned(),
+                    version,
+                    credentials,
+                }),
+            ));
+        }
+        (Some(url), None) => url,
+        (None, None) => {
+            return Err(error(
+                "spec.chart.git",
+                "missing (a chart needs `git` or `repository`)",
+            ));
+        }
     };
     let reference = text(chart, &["ref"])
         .filter(|r| !r.is_empty())
@@ -81,30 +154,14 @@ pub fn git_source_of(
         .unwrap_or_default()
         .trim_matches('/')
         .to_owned();
-    let credentials = match chart.get("secretRef") {
-        None | Some(Value::Null) => None,
-        Some(secret) => {
-            let name = text(secret, &["name"])
-                .ok_or_else(|| error("spec.chart.secretRef.name", "missing"))?;
-            let secret_namespace = text(secret, &["namespace"]).unwrap_or(namespace);
-            Some(SecretRef {
-                namespace: secret_namespace.to_owned(),
-                name: name.to_owned(),
-            })
-        }
-    };
-    let release = ReleaseKey {
-        namespace: namespace.to_owned(),
-        name: name.to_owned(),
-    };
     Ok((
         release,
-        GitChartSource {
+        ChartSource::Git(GitChartSource {
             url: url.to_owned(),
             reference,
             path,
             credentials,
-        },
+        }),
     ))
 }
 
@@ -175,10 +232,47 @@ mod tests {
     }
 
     #[test]
+    fn reads_helm_repository_sources() {
+        let (release, source) = chart_source_of(
+            "kind: HelmRelease\nmetadata: {name: web, namespace: apps}\n\
+             spec:\n  chart:\n    repository: https://charts.example.com/stable/\n    name: nginx\n    version: \">=1.2 <2\"\n    chartPullSecret: {name: repo-auth}\n",
+            Path::new("hr.yaml"),
+        )
+        .unwrap();
+        assert_eq!(release.to_string(), "apps/web");
+        let ChartSource::HelmRepository(repo) = source else {
+            panic!("not a repository source: {source:?}");
+        };
+        assert_eq!(repo.chart, "nginx");
+        assert_eq!(repo.version, ">=1.2 <2");
+        assert_eq!(repo.credentials.unwrap().name, "repo-auth");
+        assert_eq!(repo.url, "https://charts.example.com/stable/");
+        let nameless = chart_source_of(
+            "kind: HelmRelease\nmetadata: {name: a}\nspec: {chart: {repository: https://h/}}\n",
+            Path::new("hr.yaml"),
+        )
+        .unwrap_err();
+        assert!(
+            nameless
+                .to_string()
+                .starts_with("hr.yaml: spec.chart.name: missing"),
+            "{nameless}"
+        );
+        let not_git = read(
+            "kind: HelmRelease\nmetadata: {name: a}\nspec: {chart: {repository: https://h/, name: x}}\n",
+        )
+        .unwrap_err();
+        assert_eq!(not_git.field, "spec.chart.repository");
+    }
+
+    #[test]
     fn errors_name_the_file_and_field() {
         let missing =
             read("kind: HelmRelease\nmetadata: {name: a}\nspec: {chart: {path: x}}\n").unwrap_err();
-        assert_eq!(missing.to_string(), "hr.yaml: spec.chart.git: missing");
+        assert_eq!(
+            missing.to_string(),
+            "hr.yaml: spec.chart.git: missing (a chart needs `git` or `repository`)"
+        );
         let wrong = read("kind: ConfigMap\n").unwrap_err();
         assert_eq!(
             wrong.to_string(),

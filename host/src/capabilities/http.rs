@@ -1,0 +1,481 @@
+//! Outgoing HTTP (`wasi:http/outgoing-handler`) for plugins, scoped per call by an
+//! [`HttpGrant`]:
+//!
+//! - **allowlist**: a request may reach only the origin of the source the call handles
+//!   (scheme, host and port of the repository URL) and the hosts granted in the
+//!   configuration; anything else is refused before a connection is made, and the refusal
+//!   is logged naming the host;
+//! - **credentials**: basic auth from a Secret is added by the host, to requests to the
+//!   repository's origin only; the plugin never sees it and it is never logged;
+//! - **size caps**: responses larger than the grant's cap fail (checked against
+//!   `Content-Length` up front and counted while streaming);
+//! - **timeouts**: connect, first byte and between bytes, per request;
+//! - **a shared response cache** for one URL per grant (a repository's `index.yaml`):
+//!   served from memory while the host considers it fresh, revalidated with
+//!   `If-None-Match` / `If-Modified-Since` when the host marks it stale, so N releases on
+//!   one repository cost one request per interval.
+//!
+//! A call without an HTTP grant can reach nothing.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::header::{
+    AUTHORIZATION, CONTENT_LENGTH, ETAG, HeaderValue, IF_MODIFIED_SINCE, IF_NONE_MATCH,
+    LAST_MODIFIED,
+};
+use http::{Method, Request, Response, StatusCode, Uri};
+use http_body_util::{BodyExt, Full, Limited};
+use wasmtime_wasi_http::{Error as HttpError, RequestOptions, WasiBody, WasiHttpHooks};
+
+/// Default cap on a cached response (a repository index).
+pub const DEFAULT_INDEX_CAP: u64 = 32 << 20;
+/// Default cap on any other response (a chart archive).
+pub const DEFAULT_RESPONSE_CAP: u64 = 100 << 20;
+/// Default per-request timeout.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Scheme, host and port of a URL (default ports filled in).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Origin {
+    /// `http` or `https`.
+    pub scheme: String,
+    /// Host name or address, lower case.
+    pub host: String,
+    /// Port.
+    pub port: u16,
+}
+
+impl Origin {
+    /// The origin of `url`, if it is an absolute http(s) URL.
+    pub fn of(url: &str) -> Option<Origin> {
+        let uri: Uri = url.trim().parse().ok()?;
+        Origin::of_uri(&uri)
+    }
+
+    fn of_uri(uri: &Uri) -> Option<Origin> {
+        let scheme = uri.scheme_str()?.to_ascii_lowercase();
+        let default_port = match scheme.as_str() {
+            "http" => 80,
+            "https" => 443,
+            _ => return None,
+        };
+        let authority = uri.authority()?;
+        Some(Origin {
+            host: authority.host().to_ascii_lowercase(),
+            port: authority.port_u16().unwrap_or(default_port),
+            scheme,
+        })
+    }
+}
+
+impl fmt::Display for Origin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}://{}:{}", self.scheme, self.host, self.port)
+    }
+}
+
+/// A host granted in the configuration: `name` (any port) or `name:port`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostPattern {
+    host: String,
+    port: Option<u16>,
+}
+
+impl HostPattern {
+    /// Parse `host` or `host:port`.
+    pub fn parse(text: &str) -> Result<HostPattern, String> {
+        let text = text.trim().to_ascii_lowercase();
+        let authority: http::uri::Authority = text
+            .parse()
+            .map_err(|e| format!("`{text}` is not a host or host:port: {e}"))?;
+        if authority.as_str().contains('@') {
+            return Err(format!("`{text}` must not contain user information"));
+        }
+        Ok(HostPattern {
+            host: authority.host().to_owned(),
+            port: authority.port_u16(),
+        })
+    }
+
+    fn matches(&self, origin: &Origin) -> bool {
+        self.host == origin.host && self.port.is_none_or(|p| p == origin.port)
+    }
+}
+
+/// Username and password sent with basic auth. Never printed.
+#[derive(Clone, PartialEq, Eq)]
+pub struct BasicAuth {
+    /// User name.
+    pub username: String,
+    /// Password.
+    pub password: String,
+}
+
+impl fmt::Debug for BasicAuth {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("BasicAuth(<redacted>)")
+    }
+}
+
+impl BasicAuth {
+    fn header(&self) -> Option<HeaderValue> {
+        use base64::Engine;
+        let token = base64::engine::general_purpose::STANDARD
+            .encode(format!("{}:{}", self.username, self.password));
+        let mut value = HeaderValue::from_str(&format!("Basic {token}")).ok()?;
+        value.set_sensitive(true);
+        Some(value)
+    }
+}
+
+#[derive(Debug)]
+struct Cached {
+    body: Bytes,
+    etag: Option<HeaderValue>,
+    last_modified: Option<HeaderValue>,
+}
+
+#[derive(Debug, Default)]
+struct CacheSlot {
+    entry: Option<Cached>,
+    fresh: bool,
+}
+
+/// The last good response for one URL, shared by every call about the same source (e.g.
+/// one per repository URL and credentials). The host says when it is stale.
+#[derive(Debug, Default)]
+pub struct ResponseCache {
+    slot: tokio::sync::Mutex<CacheSlot>,
+    requests: std::sync::atomic::AtomicU64,
+}
+
+impl ResponseCache {
+    /// An empty cache.
+    pub fn new() -> Arc<ResponseCache> {
+        Arc::new(ResponseCache::default())
+    }
+
+    /// Make the next request revalidate (conditionally) with the server.
+    pub async fn mark_stale(&self) {
+        self.slot.lock().await.fresh = false;
+    }
+
+    /// Requests actually sent to the server for this URL (including revalidations).
+    pub fn requests(&self) -> u64 {
+        self.requests.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+/// A URL whose GET responses are served from a [`ResponseCache`].
+#[derive(Debug, Clone)]
+pub struct CachedUrl {
+    /// The URL (as the plugin requests it).
+    pub url: String,
+    /// Where its response is kept.
+    pub cache: Arc<ResponseCache>,
+    /// Size cap of that response.
+    pub max_bytes: u64,
+}
+
+/// What one plugin call may reach over HTTP.
+#[derive(Debug, Clone)]
+pub struct HttpGrant {
+    source: Origin,
+    extra_hosts: Vec<HostPattern>,
+    credentials: Option<BasicAuth>,
+    max_response_bytes: u64,
+    timeout: Duration,
+    cached: Option<CachedUrl>,
+}
+
+impl HttpGrant {
+    /// Reach the origin of `source_url` only; `None` when it is not an http(s) URL.
+    pub fn new(source_url: &str) -> Option<HttpGrant> {
+        Some(HttpGrant {
+            source: Origin::of(source_url)?,
+            extra_hosts: Vec::new(),
+            credentials: None,
+            max_response_bytes: DEFAULT_RESPONSE_CAP,
+            timeout: DEFAULT_TIMEOUT,
+            cached: None,
+        })
+    }
+
+    /// Also reach these hosts (from the configuration); credentials are never sent there.
+    pub fn with_hosts(mut self, hosts: impl IntoIterator<Item = HostPattern>) -> Self {
+        self.extra_hosts.extend(hosts);
+        self
+    }
+
+    /// Send basic auth to the source's origin.
+    pub fn with_credentials(mut self, credentials: Option<BasicAuth>) -> Self {
+        self.credentials = credentials;
+        self
+    }
+
+    /// Cap on responses (other than the cached URL's).
+    pub fn with_max_response_bytes(mut self, bytes: u64) -> Self {
+        self.max_response_bytes = bytes;
+        self
+    }
+
+    /// Per-request timeout (connect, first byte, between bytes).
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// Serve GETs of one URL from a shared cache.
+    pub fn with_cached(mut self, cached: CachedUrl) -> Self {
+        self.cached = Some(cached);
+        self
+    }
+
+    fn allows(&self, origin: &Origin) -> bool {
+        *origin == self.source || self.extra_hosts.iter().any(|p| p.matches(origin))
+    }
+}
+
+/// The `wasi:http` hooks of one call: everything goes through its grant.
+#[derive(Default)]
+pub struct HttpHooks {
+    grant: Option<Arc<HttpGrant>>,
+}
+
+impl HttpHooks {
+    /// Hooks enforcing `grant` (none: every request is refused).
+    pub fn new(grant: Option<HttpGrant>) -> Self {
+        HttpHooks {
+            grant: grant.map(Arc::new),
+        }
+    }
+}
+
+type SendResult = Result<
+    (
+        Response<WasiBody>,
+        Box<dyn Future<Output = Result<(), HttpError>> + Send>,
+    ),
+    HttpError,
+>;
+
+fn done() -> Box<dyn Future<Output = Result<(), HttpError>> + Send> {
+    Box::new(async { Ok(()) })
+}
+
+fn full(body: Bytes) -> WasiBody {
+    Full::new(body)
+        .map_err(|never| match never {})
+        .boxed_unsync()
+}
+
+fn too_large(declared: Option<u64>, cap: u64) -> bool {
+    declared.is_some_and(|length| length > cap)
+}
+
+fn content_length<B>(response: &Response<B>) -> Option<u64> {
+    response
+        .headers()
+        .get(CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse().ok())
+}
+
+/// Whether `uri` is `url` (same origin, path and query).
+fn same_url(uri: &Uri, url: &str) -> bool {
+    let Ok(other) = url.parse::<Uri>() else {
+        return false;
+    };
+    Origin::of_uri(uri) == Origin::of_uri(&other)
+        && uri.path_and_query().map(|p| p.as_str()) == other.path_and_query().map(|p| p.as_str())
+}
+
+/// Strip scheme and authority for logs: path only (queries may hold tokens).
+fn path_of(uri: &Uri) -> &str {
+    uri.path()
+}
+
+async fn send(
+    grant: &HttpGrant,
+    mut request: Request<WasiBody>,
+    cap: u64,
+) -> Result<Response<WasiBody>, HttpError> {
+    let options = RequestOptions {
+        connect_timeout: Some(grant.timeout),
+        first_byte_timeout: Some(grant.timeout),
+        between_bytes_timeout: Some(grant.timeout),
+    };
+    // The plugin may not set credentials itself; the host adds the source's, to its
+    // origin only.
+    request.headers_mut().remove(AUTHORIZATION);
+    if Origin::of_uri(request.uri()).as_ref() == Some(&grant.source)
+        && let Some(value) = grant.credentials.as_ref().and_then(BasicAuth::header)
+    {
+        request.headers_mut().insert(AUTHORIZATION, value);
+    }
+    let sent = tokio::time::timeout(
+        grant.timeout,
+        wasmtime_wasi_http::default_send_request(request, Some(options)),
+    )
+    .await
+    .map_err(|_| HttpError::HttpResponseTimeout)?;
+    let (response, io) = sent?;
+    // The connection task: dropped with the response body.
+    tokio::spawn(async move {
+        if let Err(error) = io.await {
+            tracing::debug!(%error, "http connection ended with an error");
+        }
+    });
+    if too_large(content_length(&response), cap) {
+        return Err(HttpError::HttpResponseBodySize(Some(cap)));
+    }
+    Ok(response.map(move |body| {
+        Limited::new(body, usize::try_from(cap).unwrap_or(usize::MAX))
+            .map_err(move |error| match error.downcast::<HttpError>() {
+                Ok(inner) => *inner,
+                Err(_) => HttpError::HttpResponseBodySize(Some(cap)),
+            })
+            .boxed_unsync()
+    }))
+}
+
+/// A GET of the cached URL: from memory when fresh, else revalidated (one request at a
+/// time per cache; concurrent callers wait and then share the result).
+async fn send_cached(
+    grant: &HttpGrant,
+    cached: &CachedUrl,
+    mut request: Request<WasiBody>,
+) -> Result<Response<WasiBody>, HttpError> {
+    let mut slot = cached.cache.slot.lock().await;
+    if slot.fresh
+        && let Some(entry) = &slot.entry
+    {
+        return Ok(Response::new(full(entry.body.clone())));
+    }
+    if let Some(entry) = &slot.entry {
+        if let Some(etag) = &entry.etag {
+            request.headers_mut().insert(IF_NONE_MATCH, etag.clone());
+        }
+        if let Some(modified) = &entry.last_modified {
+            request
+                .headers_mut()
+                .insert(IF_MODIFIED_SINCE, modified.clone());
+        }
+    }
+    cached
+        .cache
+        .requests
+        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let response = send(grant, request, cached.max_bytes).await?;
+    let status = response.status();
+    if status == StatusCode::NOT_MODIFIED
+        && let Some(body) = slot.entry.as_ref().map(|e| e.body.clone())
+    {
+        slot.fresh = true;
+        return Ok(Response::new(full(body)));
+    }
+    if !status.is_success() {
+        return Ok(response);
+    }
+    let etag = response.headers().get(ETAG).cloned();
+    let last_modified = response.headers().get(LAST_MODIFIED).cloned();
+    let body = response.into_body().collect().await?.to_bytes();
+    slot.entry = Some(Cached {
+        body: body.clone(),
+        etag,
+        last_modified,
+    });
+    slot.fresh = true;
+    Ok(Response::new(full(body)))
+}
+
+impl WasiHttpHooks for HttpHooks {
+    fn send_request(
+        &mut self,
+        request: Request<WasiBody>,
+        _options: Option<RequestOptions>,
+        _fut: Box<dyn Future<Output = Result<(), HttpError>> + Send>,
+    ) -> Box<dyn Future<Output = SendResult> + Send> {
+        let grant = self.grant.clone();
+        Box::new(async move {
+            let origin = Origin::of_uri(request.uri());
+            let host = request
+                .uri()
+                .authority()
+                .map_or_else(String::new, |a| a.to_string());
+            let Some(grant) = grant else {
+                tracing::warn!(%host, "http request refused: this call has no http grant");
+                return Err(HttpError::HttpRequestDenied);
+            };
+            if !origin.as_ref().is_some_and(|o| grant.allows(o)) {
+                tracing::warn!(
+                    %host,
+                    allowed = %grant.source,
+                    "http request refused: host is not on the allowlist of this call"
+                );
+                return Err(HttpError::HttpRequestDenied);
+            }
+            let method = request.method().clone();
+            let path = path_of(request.uri()).to_owned();
+            let cached = grant
+                .cached
+                .as_ref()
+                .filter(|c| method == Method::GET && same_url(request.uri(), &c.url));
+            let response = match cached {
+                Some(cached) => send_cached(&grant, cached, request).await,
+                None => send(&grant, request, grant.max_response_bytes).await,
+            };
+            match &response {
+                Ok(r) => {
+                    tracing::debug!(%host, %path, status = r.status().as_u16(), "http request")
+                }
+                Err(error) => tracing::debug!(%host, %path, %error, "http request failed"),
+            }
+            Ok((response?, done()))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn origins_fill_default_ports_and_patterns_match_hosts() {
+        let origin = Origin::of("https://Charts.Example.com/stable").unwrap();
+        assert_eq!(origin.to_string(), "https://charts.example.com:443");
+        assert!(Origin::of("oci://registry/x").is_none());
+        let any_port = HostPattern::parse("charts.example.com").unwrap();
+        let one_port = HostPattern::parse("charts.example.com:8443").unwrap();
+        assert!(any_port.matches(&origin));
+        assert!(!one_port.matches(&origin));
+        assert!(HostPattern::parse("user:pw@host").is_err());
+    }
+
+    #[test]
+    fn grant_allows_the_source_origin_and_granted_hosts_only() {
+        let grant = HttpGrant::new("http://127.0.0.1:8080/charts")
+            .unwrap()
+            .with_hosts([HostPattern::parse("cdn.example.com").unwrap()]);
+        assert!(grant.allows(&Origin::of("http://127.0.0.1:8080/other").unwrap()));
+        assert!(!grant.allows(&Origin::of("http://127.0.0.1:8081/charts").unwrap()));
+        assert!(!grant.allows(&Origin::of("https://127.0.0.1:8080/charts").unwrap()));
+        assert!(grant.allows(&Origin::of("https://cdn.example.com/x.tgz").unwrap()));
+    }
+
+    #[test]
+    fn credentials_are_never_printed() {
+        let auth = BasicAuth {
+            username: "u".into(),
+            password: "hunter2".into(),
+        };
+        assert!(!format!("{auth:?}").contains("hunter2"));
+        let grant = HttpGrant::new("http://h/")
+            .unwrap()
+            .with_credentials(Some(auth));
+        assert!(!format!("{grant:?}").contains("hunter2"));
+    }
+}

@@ -1,0 +1,682 @@
+//! Source sync of Helm HTTP repositories with the real `source-helm-repo` component,
+//! against a real HTTP server on 127.0.0.1 (`tests/support/helm_repo_server.py`) serving a
+//! folder whose `index.yaml` and archives the real `helm` CLI made (`helm package`,
+//! `helm repo index`). The expected versions come from `helm show chart --repo`, the
+//! expected digests from the archives `helm package` wrote.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use capstan::capabilities::http::HostPattern;
+use capstan::config::{PluginConfig, PluginLimits, PluginWorld, WasiGrants};
+use capstan::plugins::PluginRuntime;
+use capstan::sources::artifacts::{ArtifactStore, digest_of};
+use capstan::sources::mirrors::{GitCredentials, MirrorStore};
+use capstan::sources::sync::{
+    ArtifactRef, CredentialsLookup, HelmRepositoryOptions, NoCredentials, SourceError, SourceSync,
+    SourceSyncOptions,
+};
+use capstan::sources::{ChartSource, HelmRepositorySource, ReleaseKey, SecretRef};
+
+const INTERVAL: Duration = Duration::from_secs(60);
+const GRACE: Duration = Duration::from_secs(300);
+/// Versions of chart `demo` published in the test repository (two stable, one pre-release
+/// above them).
+const VERSIONS: &[&str] = &["1.0.0", "1.2.0", "1.3.0-rc.1"];
+
+fn tools_helm() -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let out = Command::new(root.join("tests/cluster/tools-dir"))
+        .output()
+        .expect("tests/cluster/tools-dir");
+    let helm = PathBuf::from(String::from_utf8(out.stdout).unwrap().trim()).join("helm");
+    assert!(
+        helm.is_file(),
+        "{} is missing: run `make tools`",
+        helm.display()
+    );
+    helm
+}
+
+/// The real `helm` CLI with its folders inside `home`.
+fn helm(home: &Path, args: &[&str]) -> String {
+    let out = Command::new(tools_helm())
+        .args(args)
+        .env("HELM_CACHE_HOME", home.join("cache"))
+        .env("HELM_CONFIG_HOME", home.join("config"))
+        .env("HELM_DATA_HOME", home.join("data"))
+        .output()
+        .expect("helm");
+    assert!(
+        out.status.success(),
+        "helm {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn write(path: &Path, contents: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, contents).unwrap();
+}
+
+/// Package `name` at each version into `out` with `helm package`.
+fn publish(work: &Path, out: &Path, name: &str, versions: &[&str]) {
+    for version in versions {
+        let dir = work
+            .join("src")
+            .join(format!("{name}-{version}"))
+            .join(name);
+        write(
+            &dir.join("Chart.yaml"),
+            &format!(
+                "apiVersion: v2\nname: {name}\nversion: {version}\nappVersion: \"{version}\"\n"
+            ),
+        );
+        write(
+            &dir.join("templates/cm.yaml"),
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}\n",
+        );
+        helm(
+            work,
+            &[
+                "package",
+                dir.to_str().unwrap(),
+                "-d",
+                out.to_str().unwrap(),
+            ],
+        );
+    }
+}
+
+/// `tests/support/helm_repo_server.py` serving `root`.
+struct RepoServer {
+    child: Child,
+    port: u16,
+    log: PathBuf,
+}
+
+impl RepoServer {
+    fn start(root: &Path, log: PathBuf, credentials: Option<(&str, &str)>) -> RepoServer {
+        use std::io::BufRead;
+        let script =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/support/helm_repo_server.py");
+        let mut command = Command::new("python3");
+        command.arg(script).arg(root);
+        if let Some((user, password)) = credentials {
+            command.args([user, password]);
+        }
+        let mut child = command
+            .stdout(Stdio::piped())
+            .stderr(Stdio::from(std::fs::File::create(&log).unwrap()))
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        RepoServer {
+            child,
+            port: line.trim().parse().expect("port"),
+            log,
+        }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}/{path}", self.port)
+    }
+
+    /// Logged requests (`METHOD PATH STATUS auth|noauth`) whose path starts with `prefix`.
+    fn requests(&self, prefix: &str) -> Vec<String> {
+        std::fs::read_to_string(&self.log)
+            .unwrap()
+            .lines()
+            .filter(|l| l.split(' ').nth(1).is_some_and(|p| p.starts_with(prefix)))
+            .map(str::to_owned)
+            .collect()
+    }
+}
+
+impl Drop for RepoServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+struct Fixture {
+    work: tempfile::TempDir,
+    /// Served folder; `charts/` is the repository with relative chart URLs.
+    root: PathBuf,
+    server: RepoServer,
+    sync: SourceSync,
+    artifacts: Arc<ArtifactStore>,
+    _runtime: PluginRuntime,
+}
+
+fn runtime(work: &Path) -> PluginRuntime {
+    let mut runtime = PluginRuntime::new(work.join("compiled"), None).unwrap();
+    let plugins = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/plugins");
+    for (name, file) in [
+        ("git", "source-git.wasm"),
+        ("helm-repo", "source-helm-repo.wasm"),
+    ] {
+        let path = plugins.join(file);
+        assert!(
+            path.is_file(),
+            "{} is missing: run `make plugins`",
+            path.display()
+        );
+        runtime
+            .load(&PluginConfig {
+                name: name.into(),
+                world: PluginWorld::Source,
+                path,
+                limits: PluginLimits::default(),
+                wasi: WasiGrants::default(),
+            })
+            .unwrap();
+    }
+    runtime
+}
+
+/// A repository `charts/` (relative URLs) with chart `demo` at [`VERSIONS`], served on
+/// loopback, and source sync with `options`.
+fn fixture_with(options: HelmRepositoryOptions, credentials: Option<(&str, &str)>) -> Fixture {
+    let work = tempfile::tempdir().unwrap();
+    let root = work.path().join("served");
+    let charts = root.join("charts");
+    publish(work.path(), &charts, "demo", VERSIONS);
+    helm(work.path(), &["repo", "index", charts.to_str().unwrap()]);
+    let server = RepoServer::start(&root, work.path().join("access.log"), credentials);
+    let runtime = runtime(work.path());
+    let artifacts = Arc::new(ArtifactStore::open(work.path().join("artifacts"), 64 << 20).unwrap());
+    let sync = SourceSync::new(
+        SourceSyncOptions {
+            interval: INTERVAL,
+            grace: GRACE,
+            parallelism: 4,
+        },
+        Arc::new(MirrorStore::new(
+            work.path().join("mirrors"),
+            Duration::from_secs(30),
+        )),
+        Arc::clone(&artifacts),
+        runtime.source("git").unwrap(),
+        None,
+    )
+    .with_helm_repositories(runtime.source("helm-repo").unwrap(), options);
+    Fixture {
+        work,
+        root,
+        server,
+        sync,
+        artifacts,
+        _runtime: runtime,
+    }
+}
+
+fn fixture() -> Fixture {
+    fixture_with(HelmRepositoryOptions::default(), None)
+}
+
+fn release(n: usize) -> ReleaseKey {
+    ReleaseKey {
+        namespace: "apps".into(),
+        name: format!("r{n}"),
+    }
+}
+
+fn source(url: &str, chart: &str, version: &str) -> ChartSource {
+    ChartSource::HelmRepository(HelmRepositorySource {
+        url: url.into(),
+        chart: chart.into(),
+        version: version.into(),
+        credentials: None,
+    })
+}
+
+/// One release on `source`, one pass; its result.
+async fn one(f: &Fixture, source: ChartSource) -> Result<ArtifactRef, SourceError> {
+    one_with(f, source, &NoCredentials).await
+}
+
+async fn one_with(
+    f: &Fixture,
+    source: ChartSource,
+    credentials: &dyn CredentialsLookup,
+) -> Result<ArtifactRef, SourceError> {
+    let specs = BTreeMap::from([(release(0), source)]);
+    let mut report = f.sync.pass(&specs, credentials, Instant::now()).await;
+    report.releases.remove(&release(0)).expect("reported")
+}
+
+/// The version real Helm picks for `version` (`helm show chart --repo`).
+fn helm_picks(f: &Fixture, repository: &str, chart: &str, version: &str) -> String {
+    let mut args = vec!["show", "chart", "--repo", repository, chart];
+    if !version.is_empty() {
+        args.extend(["--version", version]);
+    }
+    let chart_yaml = helm(f.work.path(), &args);
+    chart_yaml
+        .lines()
+        .find_map(|l| l.strip_prefix("version: "))
+        .expect("version in Chart.yaml")
+        .trim()
+        .to_owned()
+}
+
+fn assert_names_source(error: &SourceError, url: &str, chart: &str, cause: &str) {
+    let text = error.to_string();
+    assert!(
+        text.starts_with(&format!("Helm repository {url} (chart `{chart}`")),
+        "{text}"
+    );
+    assert!(text.contains(cause), "expected `{cause}` in: {text}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn picks_versions_as_helm_does_and_verifies_digests() {
+    let f = fixture();
+    let repository = f.server.url("charts");
+    for wanted in [
+        "",
+        "~1.0",
+        ">=1.0.0 <1.3.0",
+        ">=1.3.0-0",
+        "1.3.0-rc.1",
+        "1.2.0",
+        "^1",
+    ] {
+        let artifact = one(&f, source(&repository, "demo", wanted))
+            .await
+            .unwrap_or_else(|e| panic!("{wanted}: {e}"));
+        let expected = helm_picks(&f, &repository, "demo", wanted);
+        assert_eq!(artifact.version, expected, "version for `{wanted}`");
+        assert_eq!(artifact.revision, expected, "revision is the chart version");
+        assert_eq!(artifact.chart, "demo");
+        let packaged = std::fs::read(f.root.join(format!("charts/demo-{expected}.tgz"))).unwrap();
+        assert_eq!(
+            artifact.digest,
+            digest_of(&packaged),
+            "the archive helm packaged"
+        );
+        assert_eq!(f.artifacts.get(&artifact.digest).unwrap(), packaged);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn absolute_chart_urls_and_the_host_allowlist() {
+    // The same files indexed with absolute URLs on another origin (`localhost` instead of
+    // `127.0.0.1`): refused unless the configuration grants that host.
+    let f = fixture();
+    let other = f.root.join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    for version in VERSIONS {
+        let name = format!("demo-{version}.tgz");
+        std::fs::copy(f.root.join("charts").join(&name), other.join(&name)).unwrap();
+    }
+    let absolute = format!("http://localhost:{}/other", f.server.port);
+    helm(
+        f.work.path(),
+        &["repo", "index", other.to_str().unwrap(), "--url", &absolute],
+    );
+    let repository = f.server.url("other");
+    let refused = one(&f, source(&repository, "demo", "1.0.0"))
+        .await
+        .unwrap_err();
+    assert_names_source(
+        &refused,
+        &repository,
+        "demo",
+        &format!("host `localhost:{}` is not allowed", f.server.port),
+    );
+    assert!(
+        f.server.requests("/other/demo").is_empty(),
+        "nothing reached the refused host"
+    );
+
+    let granted = fixture_with(
+        HelmRepositoryOptions {
+            extra_hosts: vec![HostPattern::parse("localhost").unwrap()],
+            ..HelmRepositoryOptions::default()
+        },
+        None,
+    );
+    let other = granted.root.join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::copy(
+        granted.root.join("charts/demo-1.0.0.tgz"),
+        other.join("demo-1.0.0.tgz"),
+    )
+    .unwrap();
+    let absolute = format!("http://localhost:{}/other", granted.server.port);
+    helm(
+        granted.work.path(),
+        &["repo", "index", other.to_str().unwrap(), "--url", &absolute],
+    );
+    let artifact = one(&granted, source(&granted.server.url("other"), "demo", ""))
+        .await
+        .unwrap();
+    assert_eq!(
+        artifact.digest,
+        digest_of(&std::fs::read(other.join("demo-1.0.0.tgz")).unwrap())
+    );
+    assert_eq!(granted.server.requests("/other/demo-1.0.0.tgz").len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_input_gives_errors_naming_source_and_cause() {
+    let f = fixture();
+    let repository = f.server.url("charts");
+
+    let missing = one(&f, source(&repository, "nope", "")).await.unwrap_err();
+    assert_names_source(
+        &missing,
+        &repository,
+        "nope",
+        "chart `nope` is not in the repository index",
+    );
+
+    let no_match = one(&f, source(&repository, "demo", ">=5"))
+        .await
+        .unwrap_err();
+    assert_names_source(
+        &no_match,
+        &repository,
+        "demo",
+        "no version of chart `demo` matches `>=5`",
+    );
+
+    // Tampered archive: the bytes no longer match the index's digest.
+    let chart = f.root.join("charts/demo-1.0.0.tgz");
+    let original = std::fs::read(&chart).unwrap();
+    std::fs::copy(f.root.join("charts/demo-1.2.0.tgz"), &chart).unwrap();
+    let tampered = one(&f, source(&repository, "demo", "1.0.0"))
+        .await
+        .unwrap_err();
+    assert_names_source(&tampered, &repository, "demo", "digest mismatch");
+    assert!(
+        tampered.cause.contains(&hex_sha256(&original)),
+        "names the expected digest: {tampered}"
+    );
+
+    // Corrupt archive whose digest the index records: refused as not a chart.
+    let garbage = b"this is not a gzipped tar archive".to_vec();
+    std::fs::write(&chart, &garbage).unwrap();
+    let index_path = f.root.join("charts/index.yaml");
+    let index = std::fs::read_to_string(&index_path).unwrap();
+    std::fs::write(
+        &index_path,
+        index.replace(&hex_sha256(&original), &hex_sha256(&garbage)),
+    )
+    .unwrap();
+    let corrupt_repo = fixture_reusing(&f);
+    let corrupt = one(&corrupt_repo, source(&repository, "demo", "1.0.0"))
+        .await
+        .unwrap_err();
+    assert_names_source(
+        &corrupt,
+        &repository,
+        "demo",
+        "is not a valid chart archive",
+    );
+
+    // Unreachable: a port nothing listens on.
+    let closed = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    let dead = format!("http://127.0.0.1:{closed}/charts");
+    let unreachable = one(&f, source(&dead, "demo", "")).await.unwrap_err();
+    assert_names_source(&unreachable, &dead, "demo", "cannot reach http://127.0.0.1");
+
+    // Not a repository at all.
+    let not_found = one(&f, source(&f.server.url("nothing-here"), "demo", ""))
+        .await
+        .unwrap_err();
+    assert_names_source(
+        &not_found,
+        &f.server.url("nothing-here"),
+        "demo",
+        "HTTP 404",
+    );
+}
+
+/// Another sync over the same served folder (so nothing is cached from earlier passes).
+fn fixture_reusing(f: &Fixture) -> Fixture {
+    let work = tempfile::tempdir().unwrap();
+    let runtime = runtime(work.path());
+    let artifacts = Arc::new(ArtifactStore::open(work.path().join("artifacts"), 64 << 20).unwrap());
+    let sync = SourceSync::new(
+        SourceSyncOptions {
+            interval: INTERVAL,
+            grace: GRACE,
+            parallelism: 4,
+        },
+        Arc::new(MirrorStore::new(
+            work.path().join("mirrors"),
+            Duration::from_secs(30),
+        )),
+        Arc::clone(&artifacts),
+        runtime.source("git").unwrap(),
+        None,
+    )
+    .with_helm_repositories(
+        runtime.source("helm-repo").unwrap(),
+        HelmRepositoryOptions::default(),
+    );
+    Fixture {
+        root: f.root.clone(),
+        server: RepoServer::start(&f.root, work.path().join("access.log"), None),
+        work,
+        sync,
+        artifacts,
+        _runtime: runtime,
+    }
+}
+
+fn hex_sha256(bytes: &[u8]) -> String {
+    digest_of(bytes).strip_prefix("sha256:").unwrap().to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn index_over_the_size_cap_is_refused() {
+    let probe = fixture();
+    let index_len = std::fs::metadata(probe.root.join("charts/index.yaml"))
+        .unwrap()
+        .len();
+    drop(probe);
+    let f = fixture_with(
+        HelmRepositoryOptions {
+            max_index_bytes: index_len - 1,
+            ..HelmRepositoryOptions::default()
+        },
+        None,
+    );
+    let repository = f.server.url("charts");
+    let error = one(&f, source(&repository, "demo", "")).await.unwrap_err();
+    assert_names_source(
+        &error,
+        &repository,
+        "demo",
+        &format!("larger than the size cap of {} bytes", index_len - 1),
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_hundred_releases_share_one_index_request_per_interval() {
+    let f = fixture();
+    let repository = f.server.url("charts");
+    let constraints = ["", "~1.0", "1.2.0", ">=1.3.0-0"];
+    let specs: BTreeMap<ReleaseKey, ChartSource> = (0..200)
+        .map(|n| {
+            (
+                release(n),
+                source(&repository, "demo", constraints[n % constraints.len()]),
+            )
+        })
+        .collect();
+    let t0 = Instant::now();
+    let first = f.sync.pass(&specs, &NoCredentials, t0).await;
+    assert!(
+        first.releases.values().all(Result::is_ok),
+        "{:?}",
+        first.releases
+    );
+    assert_eq!(first.changed.len(), 200);
+    assert_eq!(
+        f.server.requests("/charts/index.yaml").len(),
+        1,
+        "one index request"
+    );
+    let downloads = f.server.requests("/charts/demo-");
+    let distinct_versions: std::collections::BTreeSet<&str> = first
+        .releases
+        .values()
+        .filter_map(|r| r.as_ref().ok())
+        .map(|a| a.version.as_str())
+        .collect();
+    assert_eq!(
+        downloads.len(),
+        distinct_versions.len(),
+        "each archive once: {downloads:?}"
+    );
+
+    // Within the interval: served from the cache, nothing downloaded again.
+    let quiet = f
+        .sync
+        .pass(&specs, &NoCredentials, t0 + Duration::from_secs(1))
+        .await;
+    assert!(quiet.changed.is_empty());
+    assert_eq!(f.server.requests("/charts/index.yaml").len(), 1);
+
+    // Next interval: one conditional request, answered 304 (the file did not change).
+    let later = f.sync.pass(&specs, &NoCredentials, t0 + INTERVAL).await;
+    assert!(later.changed.is_empty());
+    let index_requests = f.server.requests("/charts/index.yaml");
+    assert_eq!(index_requests.len(), 2, "{index_requests:?}");
+    assert!(index_requests[1].contains(" 304 "), "{index_requests:?}");
+    assert_eq!(f.server.requests("/charts/demo-").len(), downloads.len());
+
+    // A new version published: picked up at the next interval by the releases that follow
+    // the latest stable version, and only those change.
+    let charts = f.root.join("charts");
+    publish(f.work.path(), &charts, "demo", &["1.4.0"]);
+    // Make sure the index's mtime moves past the Last-Modified second the server sent.
+    std::thread::sleep(Duration::from_millis(1100));
+    helm(f.work.path(), &["repo", "index", charts.to_str().unwrap()]);
+    let newer = f.sync.pass(&specs, &NoCredentials, t0 + INTERVAL * 2).await;
+    // Helm's choice per constraint before and after; exactly the releases whose choice
+    // moved are reported as changed.
+    let picks: BTreeMap<&str, String> = constraints
+        .iter()
+        .map(|c| (*c, helm_picks(&f, &repository, "demo", c)))
+        .collect();
+    let mut expected_changed = Vec::new();
+    for (release, spec) in &specs {
+        let ChartSource::HelmRepository(spec) = spec else {
+            unreachable!()
+        };
+        let now = &picks[spec.version.as_str()];
+        assert_eq!(&newer.releases[release].as_ref().unwrap().version, now);
+        if &first.releases[release].as_ref().unwrap().version != now {
+            expected_changed.push(release.clone());
+        }
+    }
+    assert!(!expected_changed.is_empty());
+    assert_eq!(newer.changed, expected_changed);
+
+    // Nothing references the repository any more: its cache is collected after the grace.
+    let empty: BTreeMap<ReleaseKey, ChartSource> = BTreeMap::new();
+    f.sync.pass(&empty, &NoCredentials, t0 + INTERVAL * 3).await;
+    assert_eq!(
+        f.sync.live_repositories().await,
+        1,
+        "kept during the grace period"
+    );
+    let collected = f
+        .sync
+        .pass(&empty, &NoCredentials, t0 + INTERVAL * 3 + GRACE)
+        .await;
+    assert_eq!(collected.collected_repositories.len(), 1);
+    assert_eq!(f.sync.live_repositories().await, 0);
+}
+
+/// Secret `good` holds the right password, `bad` a wrong one.
+struct RepoCredentials;
+
+impl CredentialsLookup for RepoCredentials {
+    fn git(&self, secret: &SecretRef) -> Result<GitCredentials, String> {
+        match secret.name.as_str() {
+            "good" => Ok(GitCredentials::Basic {
+                username: "alice".into(),
+                password: "s3cret-pw".into(),
+            }),
+            "bad" => Ok(GitCredentials::Basic {
+                username: "alice".into(),
+                password: "wrong-pw".into(),
+            }),
+            _ => Err("not found".into()),
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn basic_auth_from_a_secret_is_added_by_the_host() {
+    let f = fixture_with(
+        HelmRepositoryOptions::default(),
+        Some(("alice", "s3cret-pw")),
+    );
+    let repository = f.server.url("charts");
+    let with = |name: &str| {
+        ChartSource::HelmRepository(HelmRepositorySource {
+            url: repository.clone(),
+            chart: "demo".into(),
+            version: String::new(),
+            credentials: Some(SecretRef {
+                namespace: "apps".into(),
+                name: name.into(),
+            }),
+        })
+    };
+    let artifact = one_with(&f, with("good"), &RepoCredentials).await.unwrap();
+    let packaged = f.root.join(format!("charts/demo-{}.tgz", artifact.version));
+    assert_eq!(
+        artifact.digest,
+        digest_of(&std::fs::read(packaged).unwrap())
+    );
+    assert!(
+        f.server
+            .requests("/charts/")
+            .iter()
+            .all(|l| l.ends_with(" 200 auth")),
+        "{:?}",
+        f.server.requests("/charts/")
+    );
+
+    let rejected = one_with(&f, with("bad"), &RepoCredentials)
+        .await
+        .unwrap_err();
+    assert_names_source(
+        &rejected,
+        &repository,
+        "demo",
+        "HTTP 401 (credentials missing or rejected)",
+    );
+    assert!(!rejected.to_string().contains("wrong-pw"));
+    let missing = one_with(&f, with("absent"), &RepoCredentials)
+        .await
+        .unwrap_err();
+    assert_names_source(
+        &missing,
+        &repository,
+        "demo",
+        "credentials secret apps/absent: not found",
+    );
+    let anonymous = one(&f, source(&repository, "demo", "")).await.unwrap_err();
+    assert_names_source(&anonymous, &repository, "demo", "HTTP 401");
+}
