@@ -145,6 +145,9 @@ pub struct RollbackArgs {
     /// Revision to roll back to (default: the previous deployed revision).
     #[arg(long)]
     pub revision: Option<u32>,
+    /// Revisions to keep (0: all).
+    #[arg(long, default_value_t = 10)]
+    pub max_history: u32,
     /// Wait for the release's resources to become ready.
     #[arg(long)]
     pub wait: bool,
@@ -243,7 +246,7 @@ pub async fn rollback(backend: &BackendPlugin, args: &RollbackArgs) -> anyhow::R
         timeout_seconds: args.timeout,
         atomic: false,
         rollback_on_failure: false,
-        max_history: 0,
+        max_history: args.max_history,
         force: false,
         install_crds: CrdPolicy::Skip,
         upgrade_crds: CrdPolicy::Skip,

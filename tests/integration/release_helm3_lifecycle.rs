@@ -173,12 +173,13 @@ pub async fn capstan_release_waits_and_runs_hooks_of_every_event(cluster: Arc<Cl
         }
     }
 
-    // Upgrade: the default policy deletes the old seed Job before creating the new one.
+    // Upgrade (new values: the same input would be a no-op): the default policy deletes
+    // the old seed Job before creating the new one.
     let seed_uid = jobs.get("seed").await.unwrap().metadata.uid;
     let out = capstan_ok(
         &cluster,
         dir.path(),
-        &[&["release", "sync"][..], &base].concat(),
+        &[&["release", "sync"][..], &base, &["--set", "run=2"]].concat(),
     );
     assert!(out.contains("upgraded: revision 2 deployed"), "{out}");
     let new_seed = jobs.get("seed").await.unwrap();

@@ -5,9 +5,9 @@
 //! (objects the current revision has and the target lacks are deleted), wait when asked,
 //! post-rollback hooks; every `deployed` revision becomes `superseded` and the new one
 //! `deployed`. On failure the current revision becomes `superseded` and the new one
-//! `failed`, with the cause.
+//! `failed`, with the cause. History is pruned to `max-history` first, as for upgrades.
 
-use capstan_helm::release::{Info, Release, Status};
+use capstan_helm::release::{Info, Release, Status, revisions_to_prune};
 use capstan_plugin_sdk::backend::capstan::plugin::types::{
     Error, ErrorCode, ReleaseId, ReleaseInfo,
 };
@@ -91,6 +91,11 @@ pub fn rollback(
     };
     let previous = objects::parse_manifest(&current.manifest, &id.namespace)?;
     let objects = sync::manifest_objects(id, &record.manifest)?;
+    let statuses: Vec<(u32, Status)> = history.iter().map(|r| (r.version, r.status())).collect();
+    let pruned = revisions_to_prune(&statuses, options.max_history);
+    for version in &pruned {
+        store::delete(id, *version)?;
+    }
     store::create(&record)?;
     let steps = Steps {
         events: ("pre-rollback", "post-rollback"),
@@ -109,7 +114,9 @@ pub fn rollback(
             info.status = Status::Failed;
             info.description = message.clone();
         }
-        store::update(&old)?;
+        if !pruned.contains(&old.version) {
+            store::update(&old)?;
+        }
         store::update(&record)?;
         return Err(Error {
             message: format!(
@@ -122,7 +129,7 @@ pub fn rollback(
         });
     }
     for other in &history {
-        if other.status() == Status::Deployed {
+        if other.status() == Status::Deployed && !pruned.contains(&other.version) {
             let mut other = other.clone();
             if let Some(info) = other.info.as_mut() {
                 info.status = Status::Superseded;
