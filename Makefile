@@ -35,7 +35,7 @@ clippy:
 ## Unit tests and component tests (no cluster needed).
 unit-test: plugins
 	$(CARGO) test -p capstan --lib --bins
-	$(CARGO) test -p capstan-source-git -p capstan-source-helm-repo --lib
+	$(CARGO) test -p capstan-source-git -p capstan-source-helm-repo -p capstan-backend-helm3 --lib
 	CAPSTAN_SNIPPETS_MIN_PERCENT=100 CAPSTAN_PARITY_MIN_PERCENT=97 \
 		$(CARGO) test -p capstan-gotmpl -p capstan-sprig -p capstan-goyaml -p capstan-helm
 	$(CARGO) test -p capstan --test plugin_runtime --test source_sync --test source_helm_repo --test template_cli

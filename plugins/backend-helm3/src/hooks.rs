@@ -29,14 +29,7 @@ pub fn run(
     deadline: &Deadline,
     created: &mut Vec<ObjectRef>,
 ) -> Result<(), Error> {
-    let mut batch: Vec<usize> = (0..record.hooks.len())
-        .filter(|&i| record.hooks[i].events.iter().any(|e| e == event))
-        .collect();
-    // Stable: hooks come in kind order, kept among equal weights and names.
-    batch.sort_by(|&a, &b| {
-        let (x, y) = (&record.hooks[a], &record.hooks[b]);
-        (x.weight, &x.name).cmp(&(y.weight, &y.name))
-    });
+    let batch = order(&record.hooks, event);
     for (position, &index) in batch.iter().enumerate() {
         if record.hooks[index].delete_policies.is_empty() {
             record.hooks[index].delete_policies = vec![BEFORE_CREATION.to_owned()];
@@ -89,6 +82,19 @@ pub fn run(
     Ok(())
 }
 
+/// Indexes of the hooks of `event`, in execution order: weight, then name; hooks come in
+/// kind order and the sort is stable.
+fn order(hooks: &[HookRecord], event: &str) -> Vec<usize> {
+    let mut batch: Vec<usize> = (0..hooks.len())
+        .filter(|&i| hooks[i].events.iter().any(|e| e == event))
+        .collect();
+    batch.sort_by(|&a, &b| {
+        let (x, y) = (&hooks[a], &hooks[b]);
+        (x.weight, &x.name).cmp(&(y.weight, &y.name))
+    });
+    batch
+}
+
 fn hook_object(hook: &HookRecord, namespace: &str) -> Result<objects::Object, Error> {
     objects::parse(&hook.path, &hook.manifest, namespace)?.ok_or_else(|| {
         Error::new(
@@ -132,4 +138,45 @@ fn delete_by_policy(
         wait::gone(&object.reference, deadline)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hook(name: &str, kind: &str, events: &[&str], weight: i64) -> HookRecord {
+        HookRecord {
+            name: name.into(),
+            kind: kind.into(),
+            events: events.iter().map(|e| (*e).to_owned()).collect(),
+            weight,
+            ..HookRecord::default()
+        }
+    }
+
+    #[test]
+    fn hooks_run_by_weight_then_name_keeping_kind_order() {
+        let hooks = [
+            hook("b", "ServiceAccount", &["pre-install"], 0),
+            hook("b", "Job", &["pre-install", "pre-upgrade"], 0),
+            hook("a", "Job", &["pre-install"], 0),
+            hook("z", "Job", &["pre-install"], -1),
+            hook("c", "Job", &["post-install"], -5),
+        ];
+        let names: Vec<_> = order(&hooks, "pre-install")
+            .into_iter()
+            .map(|i| (hooks[i].name.as_str(), hooks[i].kind.as_str()))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                ("z", "Job"),
+                ("a", "Job"),
+                ("b", "ServiceAccount"),
+                ("b", "Job")
+            ]
+        );
+        assert_eq!(order(&hooks, "pre-upgrade"), [1]);
+        assert!(order(&hooks, "pre-delete").is_empty());
+    }
 }
