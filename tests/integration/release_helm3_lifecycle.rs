@@ -101,6 +101,10 @@ pub async fn capstan_release_waits_and_runs_hooks_of_every_event(cluster: Arc<Cl
                 "templates/goodbye.yaml",
                 &hook_config_map("goodbye", "pre-delete,post-delete", 0),
             ),
+            (
+                "templates/rolled.yaml",
+                &hook_config_map("rolled", "pre-rollback,post-rollback", 0),
+            ),
         ],
     );
     let base = [
@@ -147,7 +151,7 @@ pub async fn capstan_release_waits_and_runs_hooks_of_every_event(cluster: Arc<Cl
 
     // The record carries the hooks as Helm's does.
     let hooks = cluster.run("helm", &["get", "hooks", "hooked", "-n", &namespace]);
-    for name in ["migrate", "seed", "marker", "goodbye"] {
+    for name in ["migrate", "seed", "marker", "goodbye", "rolled"] {
         assert!(hooks.contains(&format!("name: {name}")), "{hooks}");
     }
     let status = helm_json(
@@ -187,6 +191,30 @@ pub async fn capstan_release_waits_and_runs_hooks_of_every_event(cluster: Arc<Cl
     let marker = config_maps.get("marker").await.unwrap();
     assert_eq!(marker.data.unwrap()["revision"], "2");
 
+    // Rollback runs the rollback hooks of the target revision (rendered for revision 1).
+    let out = capstan_ok(
+        &cluster,
+        dir.path(),
+        &[
+            "release",
+            "rollback",
+            "--name",
+            "hooked",
+            "--namespace",
+            &namespace,
+            "--wait",
+        ],
+    );
+    assert!(out.contains("revision 3 deployed (Rollback to 1)"), "{out}");
+    let rolled = config_maps.get("rolled").await.unwrap();
+    assert_eq!(rolled.data.unwrap()["revision"], "1");
+    let marker = config_maps.get("marker").await.unwrap();
+    assert_eq!(
+        marker.data.unwrap()["revision"],
+        "2",
+        "upgrade hooks ran on rollback"
+    );
+
     // Uninstall runs the delete hooks; hooks are not release resources, so they stay.
     capstan_ok(
         &cluster,
@@ -198,10 +226,11 @@ pub async fn capstan_release_waits_and_runs_hooks_of_every_event(cluster: Arc<Cl
             "hooked",
             "--namespace",
             &namespace,
+            "--wait",
         ],
     );
     let goodbye = config_maps.get("goodbye").await.unwrap();
-    assert_eq!(goodbye.data.unwrap()["revision"], "2");
+    assert_eq!(goodbye.data.unwrap()["revision"], "1");
     assert!(deployments.get_opt("web").await.unwrap().is_none());
     assert!(release_records(&cluster, &namespace).await.is_empty());
 }
