@@ -88,6 +88,9 @@ pub struct SyncArgs {
     /// On a failed upgrade, roll back to the last deployed revision.
     #[arg(long)]
     pub rollback_on_failure: bool,
+    /// Replace (delete and create) objects that cannot be changed in place.
+    #[arg(long)]
+    pub force: bool,
     /// CRDs of the chart's `crds/` on install: `skip`, `create` or `create-replace`.
     #[arg(long, default_value = "create", value_parser = crd_policy)]
     pub install_crds: CrdPolicy,
@@ -212,7 +215,7 @@ fn sync_request(args: &SyncArgs) -> anyhow::Result<SyncRequest> {
             atomic: args.atomic,
             rollback_on_failure: args.rollback_on_failure,
             max_history: args.max_history,
-            force: false,
+            force: args.force,
             install_crds: args.install_crds,
             upgrade_crds: args.upgrade_crds,
             disable_hooks: args.no_hooks,

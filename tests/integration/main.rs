@@ -71,6 +71,14 @@ const TESTS: &[(&str, TestFn)] = &[
             )
         },
     ),
+    (
+        "capstan_release_force_replaces_what_cannot_change_in_place",
+        |c| {
+            Box::pin(
+                release_helm3_lifecycle::capstan_release_force_replaces_what_cannot_change_in_place(c),
+            )
+        },
+    ),
     ("capstan_release_creates_crds_by_policy", |c| {
         Box::pin(release_helm3_lifecycle::capstan_release_creates_crds_by_policy(c))
     }),

@@ -631,3 +631,65 @@ pub async fn capstan_release_creates_crds_by_policy(cluster: Arc<Cluster>) {
     assert!(get_crd()["metadata"]["name"].is_string());
     cluster.run("kubectl", &["delete", "crd", &format!("widgets.{group}")]);
 }
+
+pub async fn capstan_release_force_replaces_what_cannot_change_in_place(cluster: Arc<Cluster>) {
+    let namespace = cluster.create_namespace("rel3-force").await;
+    let dir = tempfile::tempdir().unwrap();
+    // A Job's pod template is immutable: a new image cannot be applied in place.
+    let chart = chart(
+        dir.path(),
+        "batch",
+        &[(
+            "templates/job.yaml",
+            "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: once\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers:\n        - name: run\n          image: example.invalid/job:{{ .Values.run }}\n",
+        )],
+    );
+    let sync = |run: &str, extra: &[&str]| {
+        let mut args = vec![
+            "release",
+            "sync",
+            "--name",
+            "batch",
+            "--namespace",
+            &namespace,
+            "--chart",
+            chart.to_str().unwrap(),
+            "--set",
+            run,
+        ];
+        args.extend_from_slice(extra);
+        capstan(&cluster, dir.path(), &args)
+    };
+    let out = sync("run=1", &[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let jobs: Api<Job> = Api::namespaced(cluster.client().await, &namespace);
+    let first = jobs.get("once").await.unwrap().metadata.uid;
+
+    let out = sync("run=2", &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "an immutable field was changed");
+    assert!(
+        stderr.contains(&format!("Job {namespace}/once")),
+        "{stderr}"
+    );
+    assert!(stderr.contains("immutable"), "{stderr}");
+
+    let out = sync("run=3", &["--force"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("upgraded: revision 3 deployed"), "{stdout}");
+    let replaced = jobs.get("once").await.unwrap();
+    assert_ne!(replaced.metadata.uid, first, "the Job was not replaced");
+    let image = replaced.spec.unwrap().template.spec.unwrap().containers[0]
+        .image
+        .clone();
+    assert_eq!(image.as_deref(), Some("example.invalid/job:3"));
+}

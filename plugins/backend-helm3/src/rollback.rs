@@ -101,6 +101,7 @@ pub fn rollback(
         events: ("pre-rollback", "post-rollback"),
         hooks: !options.disable_hooks,
         wait: options.wait,
+        force: options.force,
         deadline: &deadline,
     };
     let mut created = Vec::new();

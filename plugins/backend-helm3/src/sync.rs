@@ -24,7 +24,10 @@
 //! (`plan` finds the deployed revision has the same chart and values) writes nothing and
 //! returns `unchanged`; a failed upgrade is rolled back when `rollback-on-failure` asks.
 //!
-//! Not implemented yet: `force` replacement, `.Capabilities` from
+//! With `force`, an object the API server refuses to change in place (immutable fields)
+//! is deleted, awaited until gone, and created again.
+//!
+//! Not implemented yet: `.Capabilities` from
 //! the cluster (Helm's defaults are used).
 
 use std::collections::BTreeSet;
@@ -186,6 +189,7 @@ pub fn sync(request: SyncRequest) -> Result<SyncOutcome, Error> {
             ("pre-upgrade", "post-upgrade")
         },
         hooks: !options.disable_hooks,
+        force: options.force,
         // As in Helm, an atomic install and an upgrade that rolls back on failure wait:
         // readiness is part of success.
         wait: options.wait
@@ -266,6 +270,8 @@ pub struct Steps<'a> {
     pub hooks: bool,
     /// Wait for readiness after the apply.
     pub wait: bool,
+    /// Replace objects that cannot be changed in place.
+    pub force: bool,
     /// The operation's budget.
     pub deadline: &'a Deadline,
 }
@@ -284,7 +290,13 @@ impl Steps<'_> {
         if self.hooks {
             hooks::run(record, pre, self.deadline, created)?;
         }
-        deploy(id, target, previous, created)?;
+        deploy(
+            id,
+            target,
+            previous,
+            created,
+            self.force.then_some(self.deadline),
+        )?;
         if self.wait {
             let references: Vec<ObjectRef> = target.iter().map(|o| o.reference.clone()).collect();
             wait::ready(&references, self.deadline).map_err(|e| with_context(e, "wait"))?;
@@ -404,11 +416,13 @@ fn live(reference: &ObjectRef) -> Result<Option<serde_json::Value>, Error> {
 }
 
 /// Apply `target` over `previous`; `created` collects objects that did not exist before.
+/// `force` (the operation's budget) replaces objects that cannot be changed in place.
 pub fn deploy(
     id: &ReleaseId,
     target: &[Object],
     previous: &[Object],
     created: &mut Vec<ObjectRef>,
+    force: Option<&Deadline>,
 ) -> Result<(), Error> {
     let previous_ids = objects::by_identity(previous);
     // Read everything first: denied namespaces and ownership conflicts stop us before any
@@ -432,12 +446,17 @@ pub fn deploy(
         existed.push(found.is_some());
     }
     for (object, existed) in target.iter().zip(existed) {
-        kube::apply(&object.body.to_string(), true).map_err(|e| {
-            with_context(
-                e,
-                &format!("apply {} (from {})", object.describe(), object.path),
-            )
-        })?;
+        let step = || format!("apply {} (from {})", object.describe(), object.path);
+        match kube::apply(&object.body.to_string(), true) {
+            Ok(_) => {}
+            // `force`: an object the API server refuses to change in place (immutable
+            // fields) is deleted and created again.
+            Err(e) if force.is_some() && existed && e.code == ErrorCode::InvalidInput => {
+                replace(object, &e, force)
+                    .map_err(|e| with_context(e, &format!("{} (replacing it)", step())))?;
+            }
+            Err(e) => return Err(with_context(e, &step())),
+        }
         if !existed {
             created.push(object.reference.clone());
         }
@@ -464,6 +483,24 @@ pub fn deploy(
             )
         })?;
     }
+    Ok(())
+}
+
+/// Delete `object` (dependents first), wait until it is gone, and create it again.
+fn replace(object: &Object, refused: &Error, deadline: Option<&Deadline>) -> Result<(), Error> {
+    log(
+        Level::Warn,
+        &format!(
+            "{} cannot be changed in place ({}); replacing it (force)",
+            object.describe(),
+            refused.message
+        ),
+    );
+    kube::delete(&object.reference, Propagation::Foreground)?;
+    if let Some(deadline) = deadline {
+        wait::gone(&object.reference, deadline)?;
+    }
+    kube::create(&object.body.to_string())?;
     Ok(())
 }
 
