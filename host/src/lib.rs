@@ -5,8 +5,11 @@
 //! components loaded by [`plugins::PluginRuntime`] and reached through the WIT package in
 //! `wit/`; what they may touch is granted per call by [`capabilities`].
 
+pub mod api;
 pub mod capabilities;
 pub mod config;
+pub mod controller;
+pub mod convert;
 pub mod plugins;
 pub mod release;
 pub mod sources;

@@ -47,6 +47,16 @@ enum Command {
             env = "CAPSTAN_METRICS_ADDRESS"
         )]
         metrics_address: SocketAddr,
+        #[command(flatten)]
+        operator: OperatorArgs,
+    },
+    /// Print the HelmRelease CustomResourceDefinition (YAML).
+    Crd,
+    /// Convert Flux Helm Operator `helm.fluxcd.io/v1` HelmReleases (YAML file, `-` for
+    /// stdin) into Capstan's; notes about dropped fields go to stderr.
+    Convert {
+        /// The YAML file.
+        file: PathBuf,
     },
     /// Work with plugin components.
     Plugin {
@@ -68,6 +78,44 @@ enum Command {
         #[command(subcommand)]
         command: ReleaseCommand,
     },
+}
+
+#[derive(clap::Args)]
+struct OperatorArgs {
+    /// How often each git mirror and Helm repository index is refreshed, in seconds.
+    #[arg(long, default_value_t = 60, env = "CAPSTAN_SOURCE_INTERVAL")]
+    source_interval: u64,
+    /// How long a mirror or index nothing references is kept, in seconds.
+    #[arg(long, default_value_t = 600, env = "CAPSTAN_SOURCE_GRACE")]
+    source_grace: u64,
+    /// Period of the full check of a release that is in line, in seconds.
+    #[arg(long, default_value_t = 180, env = "CAPSTAN_RESYNC_INTERVAL")]
+    resync_interval: u64,
+    /// Releases reconciled at once.
+    #[arg(long, default_value_t = 4, env = "CAPSTAN_WORKERS")]
+    workers: u16,
+    /// Cluster-scoped kinds release backends may touch (`Kind` or `Kind.group`); repeatable.
+    #[arg(
+        long = "allow-cluster-kind",
+        env = "CAPSTAN_ALLOW_CLUSTER_KINDS",
+        value_delimiter = ','
+    )]
+    cluster_kinds: Vec<String>,
+    /// Act only while holding a Lease (for more than one replica).
+    #[arg(long, env = "CAPSTAN_LEADER_ELECTION")]
+    leader_election: bool,
+    /// Namespace of the leader Lease.
+    #[arg(long, default_value = "capstan-system", env = "POD_NAMESPACE")]
+    lease_namespace: String,
+    /// Name of the leader Lease.
+    #[arg(long, default_value = "capstan-leader")]
+    lease_name: String,
+    /// Source plugin (configured name) serving git sources.
+    #[arg(long, default_value = "git")]
+    git_plugin: String,
+    /// Source plugin (configured name) serving Helm repositories.
+    #[arg(long, default_value = "helm-repo")]
+    helm_repo_plugin: String,
 }
 
 #[derive(clap::Args)]
@@ -212,7 +260,16 @@ fn run_cli() -> anyhow::Result<()> {
         Command::Run {
             config,
             metrics_address,
-        } => runtime.block_on(run(config, metrics_address)),
+            operator,
+        } => runtime.block_on(run(config, metrics_address, operator)),
+        Command::Convert { file } => convert(&file),
+        Command::Crd => {
+            print!(
+                "{}",
+                capstan::api::crd_yaml().context("cannot encode the CRD")?
+            );
+            Ok(())
+        }
         Command::Plugin {
             command: PluginCommand::Inspect { file },
         } => inspect_plugin(&file),
@@ -346,6 +403,31 @@ async fn template(args: TemplateArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+fn convert(file: &std::path::Path) -> anyhow::Result<()> {
+    use std::io::Read;
+    let mut text = String::new();
+    if file == std::path::Path::new("-") {
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .context("cannot read stdin")?;
+    } else {
+        text = std::fs::read_to_string(file)
+            .with_context(|| format!("cannot read {}", file.display()))?;
+    }
+    let converted =
+        capstan::convert::convert(&text).with_context(|| format!("{}", file.display()))?;
+    for (i, document) in converted.iter().enumerate() {
+        for note in &document.notes {
+            eprintln!("note: {note}");
+        }
+        if i > 0 {
+            println!("---");
+        }
+        print!("{}", serde_yaml::to_string(&document.release)?);
+    }
+    Ok(())
+}
+
 fn inspect_plugin(file: &std::path::Path) -> anyhow::Result<()> {
     let engine = plugins::engine()?;
     let description = plugins::describe_file(&engine, file)?;
@@ -472,9 +554,13 @@ async fn source(args: SourceArgs, output: Option<PathBuf>) -> anyhow::Result<()>
     Ok(())
 }
 
-async fn run(config_path: PathBuf, metrics_address: SocketAddr) -> anyhow::Result<()> {
+async fn run(
+    config_path: PathBuf,
+    metrics_address: SocketAddr,
+    operator: OperatorArgs,
+) -> anyhow::Result<()> {
     let config = Config::load(&config_path)?;
-    let mut registry = prometheus_client::registry::Registry::with_prefix("");
+    let mut registry = prometheus_client::registry::Registry::default();
     let metrics = PluginMetrics::register(&mut registry);
     let cache_dir = config
         .cache_dir
@@ -529,6 +615,7 @@ async fn run(config_path: PathBuf, metrics_address: SocketAddr) -> anyhow::Resul
         .context("cannot reach the API server")?;
     tracing::info!(server = %version.git_version, "connected to the cluster");
 
+    let operator_parts = operator_parts(&config, &runtime, &cache_dir, &operator, &mut registry)?;
     let health = Health::new(registry);
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let server = {
@@ -543,16 +630,23 @@ async fn run(config_path: PathBuf, metrics_address: SocketAddr) -> anyhow::Resul
         })
     };
     health.set_ready(true);
-    tracing::info!("capstan is running; reconcilers arrive in later releases");
-    shutdown_signal().await;
-    tracing::info!("shutting down");
+    let operate = operate(client, operator_parts, &operator, stop_rx.clone());
+    tokio::pin!(operate);
+    let outcome = tokio::select! {
+        outcome = &mut operate => outcome,
+        _ = shutdown_signal() => {
+            tracing::info!("shutting down: in-flight reconciles finish first");
+            let _ = stop_tx.send(true);
+            operate.await
+        }
+    };
     health.set_ready(false);
     let _ = stop_tx.send(true);
     server
         .await
         .context("metrics server task failed")?
         .context("metrics server failed")?;
-    Ok(())
+    outcome
 }
 
 async fn shutdown_signal() {
@@ -575,4 +669,146 @@ async fn shutdown_signal() {
     }
     #[cfg(not(unix))]
     let _ = interrupt.await;
+}
+
+/// What the operator loops need, prepared before the cluster connection is used.
+struct OperatorParts {
+    backends: std::collections::BTreeMap<String, std::sync::Arc<plugins::BackendPlugin>>,
+    selection: capstan::config::BackendSelection,
+    source_sync: std::sync::Arc<capstan::sources::sync::SourceSync>,
+    artifact_store: std::sync::Arc<capstan::sources::artifacts::ArtifactStore>,
+    metrics: std::sync::Arc<capstan::controller::metrics::ReleaseMetrics>,
+}
+
+fn operator_parts(
+    config: &Config,
+    runtime: &PluginRuntime,
+    cache_dir: &std::path::Path,
+    operator: &OperatorArgs,
+    registry: &mut prometheus_client::registry::Registry,
+) -> anyhow::Result<OperatorParts> {
+    use capstan::sources::artifacts::ArtifactStore;
+    use capstan::sources::mirrors::MirrorStore;
+    use capstan::sources::sync::{HelmRepositoryOptions, SourceSync, SourceSyncOptions};
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    let backends = config
+        .plugins
+        .iter()
+        .filter(|p| p.world == capstan::config::PluginWorld::Backend)
+        .filter_map(|p| {
+            runtime
+                .backend(&p.name)
+                .ok()
+                .map(|b| (p.name.clone(), Arc::new(b)))
+        })
+        .collect();
+    let data_dir = cache_dir.join("data");
+    let mirrors = Arc::new(MirrorStore::new(
+        data_dir.join("mirrors"),
+        Duration::from_secs(120),
+    ));
+    let artifact_store = Arc::new(ArtifactStore::open(data_dir.join("artifacts"), 4 << 30)?);
+    let source_metrics = capstan::telemetry::SourceMetrics::register(registry);
+    let git = runtime.source(&operator.git_plugin).with_context(|| {
+        format!(
+            "the source plugin `{}` (--git-plugin) is not loaded",
+            operator.git_plugin
+        )
+    })?;
+    let mut source_sync = SourceSync::new(
+        SourceSyncOptions {
+            interval: Duration::from_secs(operator.source_interval.max(1)),
+            grace: Duration::from_secs(operator.source_grace),
+            parallelism: 4,
+        },
+        mirrors,
+        Arc::clone(&artifact_store),
+        git,
+        Some(source_metrics),
+    );
+    match runtime.source(&operator.helm_repo_plugin) {
+        Ok(helm) => {
+            source_sync = source_sync.with_helm_repositories(
+                helm,
+                HelmRepositoryOptions::from_config(&config.sources.helm_repository),
+            );
+        }
+        Err(error) => tracing::warn!(%error, "Helm repository sources are not served"),
+    }
+    Ok(OperatorParts {
+        backends,
+        selection: config.backends.clone(),
+        source_sync: Arc::new(source_sync),
+        artifact_store,
+        metrics: capstan::controller::metrics::ReleaseMetrics::register(registry),
+    })
+}
+
+/// Run the HelmRelease loops (after winning the leader Lease when asked) until `stop`.
+async fn operate(
+    client: kube::Client,
+    parts: OperatorParts,
+    operator: &OperatorArgs,
+    mut stop: tokio::sync::watch::Receiver<bool>,
+) -> anyhow::Result<()> {
+    use capstan::controller::leader::{LeaderElection, LeaseOptions};
+    use capstan::controller::{self, Context, ControllerOptions};
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    let election = operator.leader_election.then(|| {
+        let identity =
+            std::env::var("POD_NAME").unwrap_or_else(|_| format!("capstan-{}", std::process::id()));
+        LeaderElection::new(
+            client.clone(),
+            LeaseOptions {
+                namespace: operator.lease_namespace.clone(),
+                name: operator.lease_name.clone(),
+                identity,
+                duration: Duration::from_secs(15),
+            },
+        )
+    });
+    if let Some(election) = &election {
+        tracing::info!(lease = %operator.lease_name, "waiting to become the leader");
+        if !election.acquire(&mut stop).await {
+            return Ok(());
+        }
+        tracing::info!(lease = %operator.lease_name, "became the leader");
+    }
+    let ctx = Context {
+        recorder: kube::runtime::events::Recorder::new(client.clone(), controller::reporter()),
+        client,
+        backends: parts.backends,
+        selection: parts.selection,
+        artifacts: Arc::new(controller::sourcing::Artifacts::default()),
+        artifact_store: parts.artifact_store,
+        metrics: parts.metrics,
+        discovery: Arc::new(capstan::capabilities::kube::DiscoveryCache::default()),
+        cluster_kinds: operator.cluster_kinds.clone(),
+        options: ControllerOptions {
+            resync: Duration::from_secs(operator.resync_interval.max(1)),
+            source_tick: Duration::from_secs(operator.source_interval.clamp(1, 10)),
+            concurrency: operator.workers.max(1),
+        },
+    };
+    tracing::info!(backends = ctx.backends.len(), "reconciling HelmReleases");
+    let loops = controller::run(ctx, parts.source_sync, stop.clone());
+    tokio::pin!(loops);
+    let Some(election) = &election else {
+        return Ok(loops.await?);
+    };
+    let mut held = stop.clone();
+    tokio::select! {
+        result = &mut loops => result?,
+        lost = election.hold(&mut held) => {
+            if lost {
+                anyhow::bail!("lost the leader Lease; exiting so that only one replica acts");
+            }
+            loops.await?;
+        }
+    }
+    Ok(())
 }

@@ -8,6 +8,7 @@
 #[path = "../support/git.rs"]
 mod git_support;
 mod harness;
+mod helmrelease;
 mod host_imports;
 mod kwok_and_helm;
 mod operator;
@@ -33,6 +34,17 @@ const TESTS: &[(&str, TestFn)] = &[
     }),
     ("host_probe_exercises_every_host_import", |c| {
         Box::pin(host_imports::host_probe_exercises_every_host_import(c))
+    }),
+    (
+        "helmrelease_from_git_follows_values_commits_and_configmaps",
+        |c| Box::pin(helmrelease::helmrelease_from_git_follows_values_commits_and_configmaps(c)),
+    ),
+    (
+        "helmrelease_converges_after_the_operator_is_killed_mid_install",
+        |c| Box::pin(helmrelease::helmrelease_converges_after_the_operator_is_killed_mid_install(c)),
+    ),
+    ("only_the_leader_replica_acts", |c| {
+        Box::pin(helmrelease::only_the_leader_replica_acts(c))
     }),
     ("capstan_run_loads_plugins_and_serves_health", |c| {
         Box::pin(operator::capstan_run_loads_plugins_and_serves_health(c))

@@ -109,6 +109,7 @@ fn run_once(cluster: &Cluster, config: &std::path::Path) -> String {
 
 pub async fn capstan_run_loads_plugins_and_serves_health(cluster: Arc<Cluster>) {
     tokio::task::spawn_blocking(move || {
+        crate::helmrelease::install_crd(&cluster);
         let dir = tempfile::tempdir().unwrap();
         let config = write_config(dir.path());
         let first = run_once(&cluster, &config);

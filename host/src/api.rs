@@ -1,0 +1,521 @@
+//! The `HelmRelease` API (`helm.capstan.dev/v1alpha1`): spec field names and defaults of the
+//! Flux Helm Operator's `helm.fluxcd.io/v1`, plus `backend`, `install`/`upgrade`
+//! remediation and `suspend`, and a kstatus-style status. `capstan crd` prints the CRD
+//! generated from these types (`deploy/crds/helmreleases.yaml`).
+
+use std::collections::BTreeMap;
+
+use kube::{CustomResource, CustomResourceExt, KubeSchema};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// API group of Capstan's resources.
+pub const GROUP: &str = "helm.capstan.dev";
+/// Finalizer that makes deleting a HelmRelease uninstall its release first.
+pub const FINALIZER: &str = "helm.capstan.dev/uninstall";
+/// Annotation: any new value makes the operator reconcile the release now.
+pub const RECONCILE_AT_ANNOTATION: &str = "capstan.dev/reconcile-at";
+/// Annotation: any new value makes the operator upgrade the release even if unchanged.
+pub const FORCE_AT_ANNOTATION: &str = "capstan.dev/force-at";
+/// Operation budget when `spec.timeout` is not set, in seconds (Flux Helm Operator's).
+pub const DEFAULT_TIMEOUT_SECONDS: i64 = 300;
+/// Revisions kept when `spec.maxHistory` is not set.
+pub const DEFAULT_MAX_HISTORY: i64 = 10;
+/// The git ref followed when `spec.chart.ref` is not set.
+pub const DEFAULT_GIT_REF: &str = "master";
+/// Retries of a failed rollback-remediated upgrade when `rollback.maxRetries` is not set.
+pub const DEFAULT_ROLLBACK_MAX_RETRIES: i64 = 5;
+
+/// A Helm release kept in line with a chart and values.
+#[derive(CustomResource, KubeSchema, Deserialize, Serialize, Clone, Debug, Default)]
+#[kube(
+    group = "helm.capstan.dev",
+    version = "v1alpha1",
+    kind = "HelmRelease",
+    plural = "helmreleases",
+    shortname = "hr",
+    namespaced,
+    status = "HelmReleaseStatus",
+    printcolumn = r#"{"name":"Release","type":"string","jsonPath":".status.releaseName"}"#,
+    printcolumn = r#"{"name":"Ready","type":"string","jsonPath":".status.conditions[?(@.type==\"Ready\")].status"}"#,
+    printcolumn = r#"{"name":"Status","type":"string","jsonPath":".status.conditions[?(@.type==\"Ready\")].message"}"#,
+    printcolumn = r#"{"name":"Revision","type":"integer","jsonPath":".status.revision"}"#,
+    printcolumn = r#"{"name":"Age","type":"date","jsonPath":".metadata.creationTimestamp"}"#
+)]
+#[serde(rename_all = "camelCase")]
+pub struct HelmReleaseSpec {
+    /// Where the chart comes from: a git repository or a Helm HTTP repository.
+    pub chart: ChartSource,
+    /// Release name; default `<targetNamespace>-<name>`, or
+    /// `<namespace>-<targetNamespace>-<name>` when the namespaces differ.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 53))]
+    pub release_name: Option<String>,
+    /// Namespace the release is installed in; default the HelmRelease's namespace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 63))]
+    pub target_namespace: Option<String>,
+    /// Helm version whose backend serves this release (`backends.v2`/`backends.v3` in the
+    /// operator configuration); ignored when `backend` is set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub helm_version: Option<HelmVersion>,
+    /// Backend plugin by its configured name; default by `helmVersion`, then the
+    /// configuration's default backend.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backend: Option<String>,
+    /// Wait for the release's resources to become ready; default: `rollback.enable`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait: Option<bool>,
+    /// Budget of install, upgrade and uninstall, in seconds; default 300.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub timeout: Option<i64>,
+    /// Revisions kept; default 10; 0 keeps all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0))]
+    pub max_history: Option<i64>,
+    /// Replace resources that cannot be patched.
+    #[serde(default)]
+    pub force_upgrade: bool,
+    /// Do not install the chart's CRDs.
+    #[serde(default, rename = "skipCRDs")]
+    pub skip_crds: bool,
+    /// Accepted for compatibility: Capstan always computes values from this spec alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reset_values: Option<bool>,
+    /// Roll back a failed upgrade.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rollback: Option<Rollback>,
+    /// Install behaviour.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub install: Option<InstallSpec>,
+    /// Upgrade behaviour.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upgrade: Option<UpgradeSpec>,
+    /// Stop reconciling this release (deletion still uninstalls it).
+    #[serde(default)]
+    pub suspend: bool,
+    /// Values, merged over `valuesFrom`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "free_form_object")]
+    pub values: Option<serde_json::Map<String, serde_json::Value>>,
+    /// Values from ConfigMaps and Secrets, merged in order before `values`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub values_from: Vec<ValuesFromSource>,
+}
+
+fn free_form_object(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "object",
+        "x-kubernetes-preserve-unknown-fields": true
+    })
+}
+
+/// Helm major version.
+#[derive(Deserialize, Serialize, Clone, Copy, Debug, PartialEq, Eq, JsonSchema)]
+pub enum HelmVersion {
+    /// Helm 2 (Tiller-compatible storage).
+    #[serde(rename = "v2")]
+    V2,
+    /// Helm 3.
+    #[serde(rename = "v3")]
+    V3,
+}
+
+/// A chart source: `git` + `path` (+ `ref`, `secretRef`), or `repository` + `name` +
+/// `version`.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, KubeSchema)]
+#[serde(rename_all = "camelCase")]
+#[x_kube(validation = kube::core::Rule::new("has(self.git) != has(self.repository)").message("set either chart.git (with chart.path) or chart.repository (with chart.name and chart.version)"))]
+pub struct ChartSource {
+    /// Git repository URL (`https://`, `ssh://`, `file://`, `git@host:org/repo`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub git: Option<String>,
+    /// Branch, tag or commit; default `master`.
+    #[serde(default, rename = "ref", skip_serializing_if = "Option::is_none")]
+    pub git_ref: Option<String>,
+    /// Chart folder inside the git repository.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// Secret with git credentials (`username`/`password` or `identity`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secret_ref: Option<NamespacedRef>,
+    /// Accepted for compatibility; dependencies are used as packaged in the chart.
+    #[serde(default)]
+    pub skip_dep_update: bool,
+    /// Helm repository URL (where `index.yaml` lives).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repository: Option<String>,
+    /// Chart name in the Helm repository.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Chart version or SemVer range in the Helm repository.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// Secret with Helm repository credentials (`username`/`password`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chart_pull_secret: Option<NamespacedRef>,
+}
+
+/// A reference to an object by name, in the HelmRelease's namespace unless given.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+pub struct NamespacedRef {
+    /// Object name.
+    pub name: String,
+    /// Object namespace; default the HelmRelease's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+}
+
+/// Rolling back failed upgrades (Flux Helm Operator's `rollback`).
+#[derive(Deserialize, Serialize, Clone, Debug, Default, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Rollback {
+    /// Roll back a failed upgrade to the last deployed revision.
+    #[serde(default)]
+    pub enable: bool,
+    /// Retry the upgrade after a rollback.
+    #[serde(default)]
+    pub retry: bool,
+    /// Upgrade retries after rollbacks; default 5; 0 is unlimited.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0))]
+    pub max_retries: Option<i64>,
+    /// Replace resources during the rollback.
+    #[serde(default)]
+    pub force: bool,
+    /// Accepted for compatibility (Helm 2's `--recreate-pods`).
+    #[serde(default)]
+    pub recreate: bool,
+    /// Do not run rollback hooks.
+    #[serde(default)]
+    pub disable_hooks: bool,
+    /// Budget of the rollback, in seconds; default 300.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout: Option<i64>,
+    /// Wait for the rolled-back resources to become ready.
+    #[serde(default)]
+    pub wait: bool,
+}
+
+/// Install behaviour.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct InstallSpec {
+    /// What to do when an install fails.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remediation: Option<Remediation>,
+}
+
+/// Upgrade behaviour.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct UpgradeSpec {
+    /// What to do when an upgrade fails.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remediation: Option<Remediation>,
+}
+
+/// Retries of a failed action. A failed install is always removed (atomic install); a
+/// failed upgrade is rolled back when `rollback.enable` is set.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Remediation {
+    /// Attempts after the first failure before the release is `Stalled`; default 0; -1
+    /// retries forever.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = -1))]
+    pub retries: Option<i64>,
+}
+
+/// One source of values (exactly one of its fields).
+#[derive(Deserialize, Serialize, Clone, Debug, Default, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ValuesFromSource {
+    /// A key of a ConfigMap holding YAML values.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config_map_key_ref: Option<KeyRef>,
+    /// A key of a Secret holding YAML values.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secret_key_ref: Option<KeyRef>,
+}
+
+/// A key of a ConfigMap or Secret.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+pub struct KeyRef {
+    /// Object name.
+    pub name: String,
+    /// Object namespace; default the HelmRelease's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    /// Key holding the YAML; default `values.yaml`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+    /// Skip when the object or key is missing or does not parse.
+    #[serde(default)]
+    pub optional: bool,
+}
+
+impl KeyRef {
+    /// The key read, `values.yaml` unless given.
+    pub fn key_or_default(&self) -> &str {
+        self.key.as_deref().unwrap_or("values.yaml")
+    }
+}
+
+/// Observed state of a HelmRelease.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HelmReleaseStatus {
+    /// The generation the status describes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_generation: Option<i64>,
+    /// kstatus conditions: `Ready`, `Reconciling`, `Stalled`, `ChartFetched`, `Released`,
+    /// `RolledBack`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conditions: Vec<Condition>,
+    /// Name of the Helm release.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub release_name: Option<String>,
+    /// Helm status of the current revision (`deployed`, `failed`, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub release_status: Option<String>,
+    /// Current release revision.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revision: Option<i64>,
+    /// Source revision (git commit or chart version) of the last successful sync.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub applied_source_revision: Option<String>,
+    /// Source revision of the last attempt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attempted_source_revision: Option<String>,
+    /// Digest of chart, merged values and options of the last successful sync.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub applied_digest: Option<String>,
+    /// Digest of the last attempt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attempted_digest: Option<String>,
+    /// Chart archive digest of the last attempt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chart_digest: Option<String>,
+    /// Consecutive failures of the attempted digest.
+    #[serde(default)]
+    pub failures: i64,
+    /// Failed installs since the last success.
+    #[serde(default)]
+    pub install_failures: i64,
+    /// Failed upgrades since the last success.
+    #[serde(default)]
+    pub upgrade_failures: i64,
+    /// Rollbacks since the last successful upgrade.
+    #[serde(default)]
+    pub rollback_count: i64,
+    /// Last handled `capstan.dev/reconcile-at` value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_handled_reconcile_at: Option<String>,
+    /// Last handled `capstan.dev/force-at` value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_handled_force_at: Option<String>,
+}
+
+/// A kstatus-style condition.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Condition {
+    /// Condition type.
+    #[serde(rename = "type")]
+    pub type_: String,
+    /// `True`, `False` or `Unknown`.
+    pub status: String,
+    /// One-word reason.
+    pub reason: String,
+    /// What happened, for a person.
+    pub message: String,
+    /// When `status` last changed (RFC 3339).
+    pub last_transition_time: String,
+    /// The generation the condition describes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_generation: Option<i64>,
+}
+
+impl HelmReleaseStatus {
+    /// The condition of `type_`, if set.
+    pub fn condition(&self, type_: &str) -> Option<&Condition> {
+        self.conditions.iter().find(|c| c.type_ == type_)
+    }
+
+    /// Set a condition, keeping its transition time when the status does not change.
+    pub fn set_condition(
+        &mut self,
+        type_: &str,
+        status: bool,
+        reason: &str,
+        message: &str,
+        generation: Option<i64>,
+        now: &str,
+    ) {
+        let status = if status { "True" } else { "False" };
+        let transition = self
+            .condition(type_)
+            .filter(|c| c.status == status)
+            .map_or_else(|| now.to_owned(), |c| c.last_transition_time.clone());
+        self.remove_condition(type_);
+        self.conditions.push(Condition {
+            type_: type_.to_owned(),
+            status: status.to_owned(),
+            reason: reason.to_owned(),
+            message: message.to_owned(),
+            last_transition_time: transition,
+            observed_generation: generation,
+        });
+        self.conditions
+            .sort_by_key(|c| CONDITION_ORDER.iter().position(|t| *t == c.type_));
+    }
+
+    /// Remove a condition.
+    pub fn remove_condition(&mut self, type_: &str) {
+        self.conditions.retain(|c| c.type_ != type_);
+    }
+}
+
+/// Conditions in the order they are listed.
+const CONDITION_ORDER: [&str; 6] = [
+    "Ready",
+    "Reconciling",
+    "Stalled",
+    "ChartFetched",
+    "Released",
+    "RolledBack",
+];
+
+impl HelmRelease {
+    /// Namespace of the HelmRelease itself.
+    pub fn namespace_or_default(&self) -> String {
+        self.metadata
+            .namespace
+            .clone()
+            .unwrap_or_else(|| "default".to_owned())
+    }
+
+    /// Namespace the release is installed in.
+    pub fn target_namespace(&self) -> String {
+        self.spec
+            .target_namespace
+            .clone()
+            .filter(|n| !n.is_empty())
+            .unwrap_or_else(|| self.namespace_or_default())
+    }
+
+    /// Helm release name, defaulted as the Flux Helm Operator did.
+    pub fn release_name(&self) -> String {
+        if let Some(name) = self.spec.release_name.as_ref().filter(|n| !n.is_empty()) {
+            return name.clone();
+        }
+        let namespace = self.namespace_or_default();
+        let target = self.target_namespace();
+        let name = self.metadata.name.clone().unwrap_or_default();
+        if namespace == target {
+            format!("{target}-{name}")
+        } else {
+            format!("{namespace}-{target}-{name}")
+        }
+    }
+
+    /// Value of an annotation.
+    pub fn annotation(&self, key: &str) -> Option<&str> {
+        self.metadata
+            .annotations
+            .as_ref()
+            .and_then(|a| a.get(key))
+            .map(String::as_str)
+    }
+}
+
+/// The CRD manifest, as committed in `deploy/crds/helmreleases.yaml`.
+pub fn crd_yaml() -> Result<String, serde_yaml::Error> {
+    let header =
+        "# Generated by `capstan crd`; do not edit. A test fails when this file is stale.\n";
+    Ok(format!(
+        "{header}{}",
+        serde_yaml::to_string(&HelmRelease::crd())?
+    ))
+}
+
+/// Labels every object Capstan creates for its own bookkeeping carries.
+pub fn managed_by_labels() -> BTreeMap<String, String> {
+    BTreeMap::from([(
+        "app.kubernetes.io/managed-by".to_owned(),
+        "capstan".to_owned(),
+    )])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn release(namespace: &str, target: Option<&str>) -> HelmRelease {
+        let mut hr = HelmRelease::new("podinfo", HelmReleaseSpec::default());
+        hr.metadata.namespace = Some(namespace.into());
+        hr.spec.target_namespace = target.map(str::to_owned);
+        hr
+    }
+
+    #[test]
+    fn release_names_default_as_the_flux_helm_operator() {
+        assert_eq!(release("demo", None).release_name(), "demo-podinfo");
+        assert_eq!(release("demo", Some("demo")).release_name(), "demo-podinfo");
+        assert_eq!(
+            release("demo", Some("apps")).release_name(),
+            "demo-apps-podinfo"
+        );
+        let mut named = release("demo", None);
+        named.spec.release_name = Some("web".into());
+        assert_eq!(named.release_name(), "web");
+    }
+
+    #[test]
+    fn flux_helm_operator_documents_deserialize() {
+        let hr: HelmRelease = serde_yaml::from_str(
+            "apiVersion: helm.capstan.dev/v1alpha1\nkind: HelmRelease\nmetadata: {name: a, namespace: n}\n\
+             spec:\n  chart: {git: 'https://h/r.git', ref: main, path: charts/a}\n  skipCRDs: true\n\
+               \x20 valuesFrom:\n  - configMapKeyRef: {name: cm, optional: true}\n  values: {replicas: 2, image: {tag: v1}}\n\
+               \x20 rollback: {enable: true, maxRetries: 2}\n",
+        )
+        .unwrap();
+        assert_eq!(hr.spec.chart.git_ref.as_deref(), Some("main"));
+        assert!(hr.spec.skip_crds);
+        let from = hr.spec.values_from[0].config_map_key_ref.as_ref().unwrap();
+        assert_eq!(from.key_or_default(), "values.yaml");
+        assert!(from.optional);
+        assert_eq!(hr.spec.values.unwrap()["image"]["tag"], "v1");
+        assert_eq!(hr.spec.rollback.unwrap().max_retries, Some(2));
+    }
+
+    #[test]
+    fn conditions_keep_their_transition_time_while_unchanged() {
+        let mut status = HelmReleaseStatus::default();
+        status.set_condition("Ready", false, "Progressing", "a", Some(1), "t1");
+        status.set_condition("ChartFetched", true, "Fetched", "b", Some(1), "t1");
+        status.set_condition("Ready", false, "Progressing", "c", Some(2), "t2");
+        assert_eq!(
+            status.condition("Ready").unwrap().last_transition_time,
+            "t1"
+        );
+        status.set_condition("Ready", true, "Released", "d", Some(2), "t3");
+        assert_eq!(
+            status.condition("Ready").unwrap().last_transition_time,
+            "t3"
+        );
+        assert_eq!(status.conditions[0].type_, "Ready");
+    }
+
+    #[test]
+    fn committed_crd_is_current() {
+        let committed = include_str!("../../deploy/crds/helmreleases.yaml");
+        let generated = crd_yaml().unwrap();
+        assert!(
+            committed == generated,
+            "deploy/crds/helmreleases.yaml is stale: run `cargo run -p capstan -- crd > deploy/crds/helmreleases.yaml`"
+        );
+    }
+}

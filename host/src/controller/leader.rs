@@ -1,0 +1,151 @@
+//! Leader election with a `coordination.k8s.io/v1` Lease, as client-go does it: a replica
+//! acts only while it holds the Lease, renews it well before it expires, takes it over
+//! only once the holder let it expire, and stops acting as soon as a renewal fails for
+//! longer than the lease lasts.
+
+use std::time::Duration;
+
+use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
+use k8s_openapi::jiff::{SignedDuration, Timestamp};
+use kube::api::{ObjectMeta, PostParams};
+use kube::{Api, Client};
+
+/// Settings of the election.
+#[derive(Debug, Clone)]
+pub struct LeaseOptions {
+    /// Namespace of the Lease.
+    pub namespace: String,
+    /// Name of the Lease.
+    pub name: String,
+    /// This replica's identity (pod name).
+    pub identity: String,
+    /// How long a holder's claim lasts without renewal.
+    pub duration: Duration,
+}
+
+/// Holds or waits for the Lease.
+pub struct LeaderElection {
+    api: Api<Lease>,
+    options: LeaseOptions,
+}
+
+fn expired(lease: &Lease, now: Timestamp) -> bool {
+    let Some(spec) = &lease.spec else { return true };
+    let Some(renewed) = spec.renew_time.as_ref().or(spec.acquire_time.as_ref()) else {
+        return true;
+    };
+    let seconds = i64::from(spec.lease_duration_seconds.unwrap_or(15));
+    renewed.0 + SignedDuration::from_secs(seconds) < now
+}
+
+impl LeaderElection {
+    /// Election over the Lease `options.namespace/options.name`.
+    pub fn new(client: Client, options: LeaseOptions) -> Self {
+        LeaderElection {
+            api: Api::namespaced(client, &options.namespace),
+            options,
+        }
+    }
+
+    fn spec(&self, now: Timestamp, acquired: Option<MicroTime>, transitions: i32) -> LeaseSpec {
+        LeaseSpec {
+            holder_identity: Some(self.options.identity.clone()),
+            lease_duration_seconds: Some(self.options.duration.as_secs().max(1) as i32),
+            acquire_time: Some(acquired.unwrap_or(MicroTime(now))),
+            renew_time: Some(MicroTime(now)),
+            lease_transitions: Some(transitions),
+            ..LeaseSpec::default()
+        }
+    }
+
+    /// One attempt to take or renew the Lease; `Ok(true)` when this replica holds it.
+    pub async fn try_acquire_or_renew(&self) -> Result<bool, kube::Error> {
+        let now = Timestamp::now();
+        let Some(mut lease) = self.api.get_opt(&self.options.name).await? else {
+            let lease = Lease {
+                metadata: ObjectMeta {
+                    name: Some(self.options.name.clone()),
+                    namespace: Some(self.options.namespace.clone()),
+                    ..ObjectMeta::default()
+                },
+                spec: Some(self.spec(now, None, 0)),
+            };
+            return match self.api.create(&PostParams::default(), &lease).await {
+                Ok(_) => Ok(true),
+                Err(kube::Error::Api(status)) if status.code == 409 => Ok(false),
+                Err(error) => Err(error),
+            };
+        };
+        let holder = lease
+            .spec
+            .as_ref()
+            .and_then(|s| s.holder_identity.clone())
+            .unwrap_or_default();
+        let transitions = lease
+            .spec
+            .as_ref()
+            .and_then(|s| s.lease_transitions)
+            .unwrap_or(0);
+        let spec = if holder == self.options.identity {
+            let acquired = lease.spec.as_ref().and_then(|s| s.acquire_time.clone());
+            self.spec(now, acquired, transitions)
+        } else if holder.is_empty() || expired(&lease, now) {
+            self.spec(now, None, transitions + 1)
+        } else {
+            return Ok(false);
+        };
+        lease.spec = Some(spec);
+        // The resourceVersion in `lease` makes this a compare-and-swap.
+        match self
+            .api
+            .replace(&self.options.name, &PostParams::default(), &lease)
+            .await
+        {
+            Ok(_) => Ok(true),
+            Err(kube::Error::Api(status)) if status.code == 409 => Ok(false),
+            Err(error) => Err(error),
+        }
+    }
+
+    /// Wait until this replica holds the Lease (or `stop` is set: `false`).
+    pub async fn acquire(&self, stop: &mut tokio::sync::watch::Receiver<bool>) -> bool {
+        let retry = self.options.duration / 5;
+        loop {
+            match self.try_acquire_or_renew().await {
+                Ok(true) => return true,
+                Ok(false) => {}
+                Err(error) => {
+                    tracing::warn!(%error, lease = %self.options.name, "cannot read the leader Lease")
+                }
+            }
+            tokio::select! {
+                _ = tokio::time::sleep(retry) => {}
+                _ = stop.wait_for(|s| *s) => return false,
+            }
+        }
+    }
+
+    /// Renew the Lease until renewals fail for longer than it lasts (returns: leadership
+    /// lost) or `stop` is set (releases nothing; the Lease simply expires).
+    pub async fn hold(&self, stop: &mut tokio::sync::watch::Receiver<bool>) -> bool {
+        let every = self.options.duration / 3;
+        let mut last_renewal = tokio::time::Instant::now();
+        loop {
+            tokio::select! {
+                _ = tokio::time::sleep(every) => {}
+                _ = stop.wait_for(|s| *s) => return false,
+            }
+            match self.try_acquire_or_renew().await {
+                Ok(true) => last_renewal = tokio::time::Instant::now(),
+                Ok(false) => return true,
+                Err(error) => {
+                    tracing::warn!(%error, "cannot renew the leader Lease");
+                    if last_renewal.elapsed() >= self.options.duration {
+                        return true;
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,228 @@
+//! The HelmRelease operator: two loops over one store (DESIGN.md, "Two loops, one store").
+//! The source loop ([`sourcing`]) decides which chart artifact each release runs; the
+//! release loop (a kube-runtime `Controller`, [`reconcile`]) makes the cluster match through
+//! the backend chosen by `spec.backend` / `spec.helmVersion`. Changes of referenced
+//! ConfigMaps and Secrets, and new artifacts, wake the releases concerned.
+
+pub mod leader;
+pub mod metrics;
+pub mod reconcile;
+pub mod sourcing;
+pub mod values;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use kube::core::PartialObjectMeta;
+use kube::runtime::controller::{Config as ControllerConfig, Controller};
+use kube::runtime::events::{Recorder, Reporter};
+use kube::runtime::reflector::{ObjectRef, Store};
+use kube::runtime::{WatchStreamExt, watcher};
+use kube::{Api, Client, ResourceExt};
+
+use crate::api::HelmRelease;
+use crate::capabilities::Grants;
+use crate::capabilities::kube::{DiscoveryCache, KubeGrant};
+use crate::config::BackendSelection;
+use crate::plugins::BackendPlugin;
+use crate::plugins::bindings::types::ReleaseId;
+use crate::sources::artifacts::ArtifactStore;
+use crate::sources::sync::SourceSync;
+
+use self::metrics::ReleaseMetrics;
+use self::sourcing::{Artifacts, SourceLoopOptions};
+
+/// Timing and parallelism of the operator.
+#[derive(Debug, Clone, Copy)]
+pub struct ControllerOptions {
+    /// Period of the full reconcile of a release that is in line (drift check by digest).
+    pub resync: Duration,
+    /// Period of the source loop.
+    pub source_tick: Duration,
+    /// Releases reconciled at once.
+    pub concurrency: u16,
+}
+
+/// What every reconcile shares.
+pub struct Context {
+    /// Kubernetes client of the operator.
+    pub client: Client,
+    /// Loaded backend plugins by configured name.
+    pub backends: BTreeMap<String, Arc<BackendPlugin>>,
+    /// Which backend serves which Helm version.
+    pub selection: BackendSelection,
+    /// Artifacts published by the source loop.
+    pub artifacts: Arc<Artifacts>,
+    /// The content-addressed chart archives.
+    pub artifact_store: Arc<ArtifactStore>,
+    /// Kubernetes Events for HelmReleases.
+    pub recorder: Recorder,
+    /// Release-loop metrics.
+    pub metrics: Arc<ReleaseMetrics>,
+    /// API discovery shared by every grant.
+    pub discovery: Arc<DiscoveryCache>,
+    /// Cluster-scoped kinds backends may touch.
+    pub cluster_kinds: Vec<String>,
+    /// Timing.
+    pub options: ControllerOptions,
+}
+
+impl Context {
+    /// The backend serving `hr`: `spec.backend`, else the one configured for
+    /// `spec.helmVersion`, else the default backend.
+    pub fn backend_for(&self, hr: &HelmRelease) -> Result<(String, Arc<BackendPlugin>), String> {
+        use crate::api::HelmVersion;
+        let (field, name) = if let Some(name) = hr.spec.backend.as_ref().filter(|b| !b.is_empty()) {
+            ("spec.backend", Some(name.clone()))
+        } else {
+            match hr.spec.helm_version {
+                Some(HelmVersion::V2) => (
+                    "spec.helmVersion v2 (backends.v2)",
+                    self.selection.v2.clone(),
+                ),
+                Some(HelmVersion::V3) => (
+                    "spec.helmVersion v3 (backends.v3)",
+                    self.selection.v3.clone(),
+                ),
+                None => ("backends.default", self.selection.default.clone()),
+            }
+        };
+        let Some(name) = name else {
+            return Err(format!(
+                "{field}: the operator configuration selects no backend"
+            ));
+        };
+        match self.backends.get(&name) {
+            Some(backend) => Ok((name, Arc::clone(backend))),
+            None => Err(format!(
+                "{field} names `{name}`, which is not a loaded backend plugin (loaded: {})",
+                self.backends.keys().cloned().collect::<Vec<_>>().join(", ")
+            )),
+        }
+    }
+
+    /// Kubernetes access for one backend call on `release`: its namespace and the
+    /// configured cluster-scoped kinds.
+    pub fn grants_for(&self, release: &ReleaseId) -> Grants {
+        Grants {
+            kube: Some(KubeGrant::new(
+                self.client.clone(),
+                Arc::clone(&self.discovery),
+                [release.namespace.clone()],
+                self.cluster_kinds.iter().cloned(),
+            )),
+            ..Grants::default()
+        }
+    }
+}
+
+/// Why the operator cannot start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// The HelmRelease CRD is not installed (or not readable).
+    #[error(
+        "cannot list HelmReleases ({0}); is the CRD installed? `capstan crd | kubectl apply -f -`"
+    )]
+    Crd(kube::Error),
+}
+
+fn references(hr: &HelmRelease, kind: &str, namespace: &str, name: &str) -> bool {
+    values::referenced_objects(hr)
+        .iter()
+        .any(|(k, ns, n)| *k == kind && ns == namespace && n == name)
+}
+
+fn referencing(
+    store: &Store<HelmRelease>,
+    kind: &'static str,
+    namespace: Option<String>,
+    name: String,
+) -> Vec<ObjectRef<HelmRelease>> {
+    let namespace = namespace.unwrap_or_default();
+    store
+        .state()
+        .iter()
+        .filter(|hr| references(hr, kind, &namespace, &name))
+        .map(|hr| ObjectRef::from_obj(hr.as_ref()))
+        .collect()
+}
+
+/// Run both loops until `stop` is set; in-flight reconciles finish first.
+pub async fn run(
+    ctx: Context,
+    source_sync: Arc<SourceSync>,
+    stop: tokio::sync::watch::Receiver<bool>,
+) -> Result<(), StartError> {
+    let client = ctx.client.clone();
+    let helm_releases: Api<HelmRelease> = Api::all(client.clone());
+    helm_releases
+        .list(&kube::api::ListParams::default().limit(1))
+        .await
+        .map_err(StartError::Crd)?;
+    let controller = Controller::new(helm_releases, watcher::Config::default().any_semantic());
+    let store = controller.store();
+    let (changed_tx, mut changed_rx) = tokio::sync::mpsc::unbounded_channel();
+    // Joined rather than spawned: a source pass borrows across awaits in ways that are not
+    // `Send` for every lifetime, and both loops are meant to stop together anyway.
+    let source_loop = sourcing::run(
+        client.clone(),
+        store.clone(),
+        source_sync,
+        Arc::clone(&ctx.artifacts),
+        changed_tx,
+        SourceLoopOptions {
+            tick: ctx.options.source_tick,
+        },
+        stop.clone(),
+    );
+    let artifact_changes = futures::stream::poll_fn(move |cx| changed_rx.poll_recv(cx));
+    let config_maps = watcher(
+        Api::<PartialObjectMeta<ConfigMap>>::all(client.clone()),
+        watcher::Config::default(),
+    )
+    .touched_objects();
+    let secrets = watcher(
+        Api::<PartialObjectMeta<Secret>>::all(client.clone()),
+        watcher::Config::default(),
+    )
+    .touched_objects();
+    let (cm_store, secret_store) = (store.clone(), store.clone());
+    let mut shutdown = stop.clone();
+    let concurrency = ctx.options.concurrency;
+    let release_loop = controller
+        .with_config(ControllerConfig::default().concurrency(concurrency))
+        .watches_stream(config_maps, move |cm| {
+            referencing(&cm_store, "ConfigMap", cm.namespace(), cm.name_any())
+        })
+        .watches_stream(secrets, move |secret| {
+            referencing(
+                &secret_store,
+                "Secret",
+                secret.namespace(),
+                secret.name_any(),
+            )
+        })
+        .reconcile_on(artifact_changes)
+        .graceful_shutdown_on(async move {
+            let _ = shutdown.wait_for(|s| *s).await;
+        })
+        .run(reconcile::reconcile, reconcile::error_policy, Arc::new(ctx))
+        .for_each(|result| async move {
+            if let Err(error) = result {
+                tracing::debug!(%error, "controller");
+            }
+        });
+    futures::future::join(release_loop, source_loop).await;
+    Ok(())
+}
+
+/// The reporter of Events written by this operator.
+pub fn reporter() -> Reporter {
+    Reporter {
+        controller: "capstan".into(),
+        instance: std::env::var("POD_NAME").ok(),
+    }
+}

@@ -1,0 +1,690 @@
+//! The release loop's reconcile of one HelmRelease: take the artifact the source loop
+//! published, compose the values, decide from digests (never by rendering) whether the
+//! release must change, call the backend's `sync`, and record the outcome in status,
+//! conditions, events and metrics. Deleting a HelmRelease uninstalls its release first
+//! (finalizer).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use kube::api::{Patch, PatchParams};
+use kube::runtime::controller::Action;
+use kube::runtime::events::{Event as KubeEvent, EventType};
+use kube::runtime::finalizer::{Event as Finalizer, finalizer};
+use kube::{Api, Resource, ResourceExt};
+use sha2::{Digest, Sha256};
+
+use super::Context;
+use super::sourcing::chart_source_of;
+use super::values::{compose, fetch_values_from};
+use crate::api::{
+    DEFAULT_MAX_HISTORY, DEFAULT_TIMEOUT_SECONDS, FINALIZER, FORCE_AT_ANNOTATION, HelmRelease,
+    HelmReleaseStatus, RECONCILE_AT_ANNOTATION,
+};
+use crate::plugins::BackendPlugin;
+use crate::plugins::bindings::backend::exports::capstan::plugin::backend::{
+    CrdPolicy, SyncAction, SyncOptions, SyncRequest, UninstallOptions,
+};
+use crate::plugins::bindings::types::{ChartArtifact, ChartMetadata, ReleaseId, ReleaseStatus};
+use crate::plugins::call::{CallError, CallFailure};
+use crate::sources::ReleaseKey;
+
+/// Why a reconcile failed in a way the controller should retry with backoff.
+#[derive(Debug, thiserror::Error)]
+pub enum ReconcileError {
+    /// The Kubernetes API refused a status or finalizer update.
+    #[error("kubernetes API: {0}")]
+    Kube(#[from] kube::Error),
+    /// The finalizer machinery failed.
+    #[error("finalizer: {0}")]
+    Finalizer(String),
+    /// Uninstalling the release failed (the finalizer stays).
+    #[error("uninstall of release {release} failed: {message}")]
+    Uninstall {
+        /// Namespace/name of the release.
+        release: String,
+        /// What failed.
+        message: String,
+    },
+}
+
+/// The message of a failed plugin call, without the call wrapping when the plugin itself
+/// said what is wrong.
+pub fn call_message(error: &CallError) -> String {
+    match &error.cause {
+        CallFailure::Returned { message, .. } => message.clone(),
+        other => format!("plugin `{}` {}: {other}", error.plugin, error.function),
+    }
+}
+
+fn now_rfc3339() -> String {
+    k8s_openapi::jiff::Timestamp::now().to_string()
+}
+
+/// Delay before retry `failures` of one release: exponential from 5 s up to 5 min, with
+/// up to 20 % jitter so failing releases do not retry in lockstep.
+pub fn backoff(failures: i64) -> Duration {
+    let base = 5u64.saturating_mul(1u64 << failures.clamp(1, 7).saturating_sub(1) as u32);
+    let base = base.min(300);
+    let jitter_range = base * 200; // milliseconds in 20 % of `base`
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos() as u64);
+    Duration::from_millis(base * 1000 + nanos % jitter_range.max(1))
+}
+
+/// Reconcile entry point for the controller.
+pub async fn reconcile(hr: Arc<HelmRelease>, ctx: Arc<Context>) -> Result<Action, ReconcileError> {
+    let namespace = hr.namespace_or_default();
+    let api: Api<HelmRelease> = Api::namespaced(ctx.client.clone(), &namespace);
+    ctx.metrics.in_flight.inc();
+    let result = finalizer(&api, FINALIZER, hr, |event| async {
+        match event {
+            Finalizer::Apply(hr) => Ok(apply(&hr, &ctx).await),
+            Finalizer::Cleanup(hr) => cleanup(&hr, &ctx).await,
+        }
+    })
+    .await;
+    ctx.metrics.in_flight.dec();
+    result.map_err(|error| match error {
+        kube::runtime::finalizer::Error::ApplyFailed(e)
+        | kube::runtime::finalizer::Error::CleanupFailed(e) => e,
+        other => ReconcileError::Finalizer(other.to_string()),
+    })
+}
+
+/// Requeue policy when a reconcile returned an error.
+pub fn error_policy(_hr: Arc<HelmRelease>, error: &ReconcileError, _ctx: Arc<Context>) -> Action {
+    tracing::warn!(%error, "reconcile failed");
+    Action::requeue(backoff(1))
+}
+
+fn release_id(hr: &HelmRelease) -> ReleaseId {
+    ReleaseId {
+        name: hr.release_name(),
+        namespace: hr.target_namespace(),
+    }
+}
+
+fn key_of(hr: &HelmRelease) -> ReleaseKey {
+    ReleaseKey {
+        namespace: hr.namespace_or_default(),
+        name: hr.name_any(),
+    }
+}
+
+fn sync_options(hr: &HelmRelease) -> SyncOptions {
+    let spec = &hr.spec;
+    let rollback_enabled = spec.rollback.as_ref().is_some_and(|r| r.enable);
+    SyncOptions {
+        wait: spec.wait.unwrap_or(rollback_enabled),
+        timeout_seconds: spec
+            .timeout
+            .unwrap_or(DEFAULT_TIMEOUT_SECONDS)
+            .clamp(1, i64::from(u32::MAX)) as u32,
+        atomic: true,
+        rollback_on_failure: rollback_enabled,
+        max_history: spec
+            .max_history
+            .unwrap_or(DEFAULT_MAX_HISTORY)
+            .clamp(0, i64::from(u32::MAX)) as u32,
+        force: spec.force_upgrade,
+        install_crds: if spec.skip_crds {
+            CrdPolicy::Skip
+        } else {
+            CrdPolicy::Create
+        },
+        upgrade_crds: CrdPolicy::Skip,
+        disable_hooks: false,
+        description: None,
+    }
+}
+
+/// Digest of everything that decides what `sync` would produce: the chart archive, the
+/// merged values, the options, the backend and the release identity.
+pub fn desired_digest(
+    chart_digest: &str,
+    values_json: &str,
+    options: &SyncOptions,
+    backend: &str,
+    release: &ReleaseId,
+) -> String {
+    let mut hasher = Sha256::new();
+    for part in [
+        chart_digest,
+        values_json,
+        &format!("{options:?}"),
+        backend,
+        &release.namespace,
+        &release.name,
+    ] {
+        hasher.update((part.len() as u64).to_be_bytes());
+        hasher.update(part.as_bytes());
+    }
+    format!("sha256:{}", hex::encode(hasher.finalize()))
+}
+
+/// Status changes of one reconcile, written at the end (and once before a long action).
+struct StatusWriter<'a> {
+    hr: &'a HelmRelease,
+    ctx: &'a Context,
+    status: HelmReleaseStatus,
+    generation: Option<i64>,
+    now: String,
+}
+
+impl StatusWriter<'_> {
+    fn set(&mut self, type_: &str, status: bool, reason: &str, message: &str) {
+        let (generation, now) = (self.generation, self.now.clone());
+        self.status
+            .set_condition(type_, status, reason, message, generation, &now);
+    }
+
+    fn ready(&mut self, ready: bool, reason: &str, message: &str) {
+        self.set("Ready", ready, reason, message);
+        if ready {
+            self.status.remove_condition("Reconciling");
+            self.status.remove_condition("Stalled");
+        }
+    }
+
+    fn stalled(&mut self, reason: &str, message: &str) {
+        self.ready(false, reason, message);
+        self.set("Stalled", true, reason, message);
+        self.status.remove_condition("Reconciling");
+    }
+
+    fn reconciling(&mut self, reason: &str, message: &str) {
+        self.set("Reconciling", true, reason, message);
+        self.status.remove_condition("Stalled");
+    }
+
+    async fn write(&mut self) -> Result<(), kube::Error> {
+        self.status.observed_generation = self.generation;
+        self.status.release_name = Some(self.hr.release_name());
+        let api: Api<HelmRelease> =
+            Api::namespaced(self.ctx.client.clone(), &self.hr.namespace_or_default());
+        let patch = serde_json::json!({ "status": self.status });
+        api.patch_status(
+            &self.hr.name_any(),
+            &PatchParams::default(),
+            &Patch::Merge(&patch),
+        )
+        .await?;
+        let key = key_of(self.hr);
+        let cond = |t: &str| self.status.condition(t).is_some_and(|c| c.status == "True");
+        self.ctx
+            .metrics
+            .set_condition(&key.namespace, &key.name, "Ready", cond("Ready"));
+        self.ctx
+            .metrics
+            .set_condition(&key.namespace, &key.name, "Stalled", cond("Stalled"));
+        Ok(())
+    }
+}
+
+async fn publish(ctx: &Context, hr: &HelmRelease, type_: EventType, reason: &str, note: String) {
+    let event = KubeEvent {
+        type_,
+        reason: reason.to_owned(),
+        note: Some(note.chars().take(1000).collect()),
+        action: reason.to_owned(),
+        secondary: None,
+    };
+    if let Err(error) = ctx.recorder.publish(&event, &hr.object_ref(&())).await {
+        tracing::debug!(%error, "cannot publish an event");
+    }
+}
+
+/// Finish a reconcile by writing the status; a status write failure is retried.
+async fn finish(mut writer: StatusWriter<'_>, action: Action) -> Result<Action, ReconcileError> {
+    writer.write().await?;
+    Ok(action)
+}
+
+/// Retries allowed after a failed install or upgrade; `None` is unlimited.
+fn retries_allowed(hr: &HelmRelease, installing: bool) -> Option<i64> {
+    let configured = if installing {
+        hr.spec
+            .install
+            .as_ref()
+            .and_then(|i| i.remediation.as_ref())
+            .and_then(|r| r.retries)
+    } else {
+        hr.spec
+            .upgrade
+            .as_ref()
+            .and_then(|u| u.remediation.as_ref())
+            .and_then(|r| r.retries)
+    };
+    configured.filter(|r| *r >= 0)
+}
+
+#[tracing::instrument(name = "reconcile", skip_all, fields(helmrelease = %key_of(hr)))]
+async fn apply(hr: &HelmRelease, ctx: &Context) -> Action {
+    match apply_inner(hr, ctx).await {
+        Ok(action) => action,
+        Err(error) => {
+            tracing::warn!(%error, "reconcile failed");
+            Action::requeue(backoff(1))
+        }
+    }
+}
+
+async fn apply_inner(hr: &HelmRelease, ctx: &Context) -> Result<Action, ReconcileError> {
+    let started = Instant::now();
+    let mut writer = StatusWriter {
+        hr,
+        ctx,
+        status: hr.status.clone().unwrap_or_default(),
+        generation: hr.metadata.generation,
+        now: now_rfc3339(),
+    };
+    let reconcile_at = hr.annotation(RECONCILE_AT_ANNOTATION).map(str::to_owned);
+    let force_at = hr.annotation(FORCE_AT_ANNOTATION).map(str::to_owned);
+    if reconcile_at.is_some() {
+        writer.status.last_handled_reconcile_at = reconcile_at;
+    }
+    if hr.spec.suspend {
+        writer.set(
+            "Ready",
+            writer
+                .status
+                .condition("Ready")
+                .is_some_and(|c| c.status == "True"),
+            "Suspended",
+            "reconciliation is suspended (spec.suspend)",
+        );
+        writer.status.remove_condition("Reconciling");
+        return finish(writer, Action::await_change()).await;
+    }
+
+    // The chart artifact, as the source loop decided it.
+    let source = match chart_source_of(hr) {
+        Ok(source) => source,
+        Err(message) => {
+            writer.set("ChartFetched", false, "InvalidSource", &message);
+            writer.stalled("InvalidSource", &message);
+            return finish(writer, Action::await_change()).await;
+        }
+    };
+    let key = key_of(hr);
+    let Some(state) = ctx.artifacts.lookup(&key, &source).await else {
+        ctx.artifacts.request_pass();
+        writer.reconciling(
+            "FetchingChart",
+            "waiting for the chart source to be resolved",
+        );
+        writer.set(
+            "ChartFetched",
+            false,
+            "FetchingChart",
+            "waiting for the chart source",
+        );
+        if writer.status.condition("Ready").is_none() {
+            writer.set(
+                "Ready",
+                false,
+                "FetchingChart",
+                "waiting for the chart source",
+            );
+        }
+        return finish(writer, Action::requeue(Duration::from_secs(5))).await;
+    };
+    let artifact = match state.artifact {
+        Ok(artifact) => artifact,
+        Err(message) => {
+            writer.set("ChartFetched", false, "ChartFetchFailed", &message);
+            writer.ready(false, "ChartFetchFailed", &message);
+            writer.reconciling("ChartFetchFailed", "retrying when the source changes");
+            // The source loop wakes this release when the source outcome changes.
+            return finish(writer, Action::requeue(ctx.options.resync)).await;
+        }
+    };
+    writer.set(
+        "ChartFetched",
+        true,
+        "ChartFetched",
+        &format!(
+            "chart {} {} at {}",
+            artifact.chart, artifact.version, artifact.revision
+        ),
+    );
+
+    // Values.
+    let values = match fetch_values_from(&ctx.client, hr).await {
+        Ok(fetched) => compose(hr, &fetched),
+        Err(error) => Err(error),
+    };
+    let values = match values {
+        Ok(values) => values,
+        Err(error) => {
+            let message = error.to_string();
+            writer.ready(false, "ValuesError", &message);
+            writer.reconciling("ValuesError", "retrying when the values change");
+            publish(ctx, hr, EventType::Warning, "ValuesError", message).await;
+            return finish(writer, Action::requeue(backoff(1))).await;
+        }
+    };
+
+    // Backend.
+    let (backend_name, backend) = match ctx.backend_for(hr) {
+        Ok(found) => found,
+        Err(message) => {
+            writer.stalled("BackendNotConfigured", &message);
+            return finish(writer, Action::await_change()).await;
+        }
+    };
+    let release = release_id(hr);
+    let options = sync_options(hr);
+    let digest = desired_digest(&artifact.digest, &values, &options, &backend_name, &release);
+    let forced = force_at.is_some() && force_at != writer.status.last_handled_force_at;
+    let ready = writer
+        .status
+        .condition("Ready")
+        .is_some_and(|c| c.status == "True");
+
+    let grants = ctx.grants_for(&release);
+    let current = match backend.status(&release, grants.clone()).await {
+        Ok(current) => current,
+        Err(error) => {
+            let message = format!("cannot read the release: {}", call_message(&error));
+            writer.ready(false, "BackendError", &message);
+            writer.reconciling("BackendError", "retrying");
+            return finish(writer, Action::requeue(backoff(1))).await;
+        }
+    };
+
+    // No-op: same digest as the last success, and the release still at that revision.
+    if !forced
+        && ready
+        && writer.status.applied_digest.as_deref() == Some(digest.as_str())
+        && current.as_ref().is_some_and(|info| {
+            info.status == ReleaseStatus::Deployed
+                && Some(i64::from(info.revision)) == writer.status.revision
+        })
+    {
+        ctx.metrics.observe("none", true, started.elapsed());
+        return finish(writer, Action::requeue(ctx.options.resync)).await;
+    }
+
+    // A digest that already failed as often as allowed waits for a change.
+    let installing = current.is_none();
+    if !forced
+        && writer.status.attempted_digest.as_deref() == Some(digest.as_str())
+        && writer
+            .status
+            .condition("Stalled")
+            .is_some_and(|c| c.status == "True")
+    {
+        return finish(writer, Action::await_change()).await;
+    }
+
+    let chart = match ctx.artifact_store.get(&artifact.digest) {
+        Ok(archive) => ChartArtifact {
+            archive,
+            digest: artifact.digest.clone(),
+            metadata: ChartMetadata {
+                name: artifact.chart.clone(),
+                version: artifact.version.clone(),
+                app_version: None,
+            },
+        },
+        Err(error) => {
+            ctx.artifacts.request_pass();
+            let message = format!(
+                "chart archive {} is not in the store: {error}",
+                artifact.digest
+            );
+            writer.ready(false, "ChartFetchFailed", &message);
+            writer.reconciling("FetchingChart", "waiting for the source loop");
+            return finish(writer, Action::requeue(Duration::from_secs(5))).await;
+        }
+    };
+
+    let action_name = if installing { "install" } else { "upgrade" };
+    if writer.status.attempted_digest.as_deref() != Some(digest.as_str()) {
+        writer.status.failures = 0;
+    }
+    writer.status.attempted_digest = Some(digest.clone());
+    writer.status.attempted_source_revision = Some(artifact.revision.clone());
+    writer.status.chart_digest = Some(artifact.digest.clone());
+    writer.reconciling(
+        if installing {
+            "Installing"
+        } else {
+            "Upgrading"
+        },
+        &format!(
+            "running {action_name} of chart {} {}",
+            artifact.chart, artifact.version
+        ),
+    );
+    if writer
+        .status
+        .condition("Ready")
+        .is_none_or(|c| c.status != "True")
+    {
+        writer.set(
+            "Ready",
+            false,
+            "Progressing",
+            &format!("running {action_name}"),
+        );
+    }
+    writer.write().await?;
+
+    let request = SyncRequest {
+        release: release.clone(),
+        chart,
+        values,
+        options,
+    };
+    let outcome = backend.sync(&request, grants).await;
+    writer.now = now_rfc3339();
+    if forced {
+        writer.status.last_handled_force_at = force_at;
+    }
+    match outcome {
+        Ok(outcome) => {
+            let action = match outcome.action {
+                SyncAction::Installed => "install",
+                SyncAction::Upgraded => "upgrade",
+                SyncAction::Unchanged => "none",
+            };
+            if outcome.action != SyncAction::Unchanged {
+                ctx.metrics.actions.inc();
+            }
+            let message = format!(
+                "release {}/{} revision {} ({} {}, {action})",
+                release.namespace,
+                release.name,
+                outcome.release.revision,
+                artifact.chart,
+                artifact.version
+            );
+            writer.status.applied_digest = Some(digest);
+            writer.status.applied_source_revision = Some(artifact.revision.clone());
+            writer.status.revision = Some(i64::from(outcome.release.revision));
+            writer.status.release_status = Some("deployed".into());
+            writer.status.failures = 0;
+            writer.status.install_failures = 0;
+            writer.status.upgrade_failures = 0;
+            writer.status.rollback_count = 0;
+            let reason = if installing {
+                "InstallSucceeded"
+            } else {
+                "UpgradeSucceeded"
+            };
+            writer.set("Released", true, reason, &message);
+            writer.status.remove_condition("RolledBack");
+            writer.ready(true, reason, &message);
+            ctx.metrics.observe(action, true, started.elapsed());
+            publish(ctx, hr, EventType::Normal, reason, message).await;
+            finish(writer, Action::requeue(ctx.options.resync)).await
+        }
+        Err(error) => {
+            ctx.metrics.actions.inc();
+            let message = call_message(&error);
+            writer.status.failures += 1;
+            if installing {
+                writer.status.install_failures += 1;
+            } else {
+                writer.status.upgrade_failures += 1;
+            }
+            let reason = if installing {
+                "InstallFailed"
+            } else {
+                "UpgradeFailed"
+            };
+            let message = format!("{action_name} failed: {message}");
+            writer.set("Released", false, reason, &message);
+            writer.ready(false, reason, &message);
+            // What the release is now (a failed upgrade stays `failed` in its record).
+            if let Ok(Some(info)) = backend.status(&release, ctx.grants_for(&release)).await {
+                writer.status.revision = Some(i64::from(info.revision));
+                writer.status.release_status = Some(
+                    match info.status {
+                        ReleaseStatus::Deployed => "deployed",
+                        ReleaseStatus::Failed => "failed",
+                        ReleaseStatus::Superseded => "superseded",
+                        _ => "other",
+                    }
+                    .into(),
+                );
+            } else if installing {
+                writer.status.revision = None;
+                writer.status.release_status = None;
+            }
+            ctx.metrics.observe(action_name, false, started.elapsed());
+            publish(ctx, hr, EventType::Warning, reason, message.clone()).await;
+            let failures = writer.status.failures;
+            let next = match retries_allowed(hr, installing) {
+                Some(allowed) if failures > allowed => {
+                    writer.stalled(
+                        "RetriesExhausted",
+                        &format!("{message} (gave up after {failures} attempts)"),
+                    );
+                    Action::await_change()
+                }
+                _ => {
+                    writer.reconciling(reason, &format!("retry {failures} scheduled"));
+                    Action::requeue(backoff(failures))
+                }
+            };
+            finish(writer, next).await
+        }
+    }
+}
+
+#[tracing::instrument(name = "uninstall", skip_all, fields(helmrelease = %key_of(hr)))]
+async fn cleanup(hr: &HelmRelease, ctx: &Context) -> Result<Action, ReconcileError> {
+    let started = Instant::now();
+    let release = release_id(hr);
+    let key = key_of(hr);
+    let failed = |message: String| ReconcileError::Uninstall {
+        release: format!("{}/{}", release.namespace, release.name),
+        message,
+    };
+    let (_, backend) = match ctx.backend_for(hr) {
+        Ok(found) => found,
+        Err(message) => return Err(failed(message)),
+    };
+    let options = UninstallOptions {
+        keep_history: false,
+        wait: false,
+        timeout_seconds: hr
+            .spec
+            .timeout
+            .unwrap_or(DEFAULT_TIMEOUT_SECONDS)
+            .clamp(1, i64::from(u32::MAX)) as u32,
+        disable_hooks: false,
+    };
+    ctx.metrics.actions.inc();
+    match backend
+        .uninstall(&release, options, ctx.grants_for(&release))
+        .await
+    {
+        Ok(removed) => {
+            ctx.metrics.observe("uninstall", true, started.elapsed());
+            ctx.metrics.forget(&key.namespace, &key.name);
+            if removed.is_some() {
+                publish(
+                    ctx,
+                    hr,
+                    EventType::Normal,
+                    "UninstallSucceeded",
+                    format!("release {}/{} uninstalled", release.namespace, release.name),
+                )
+                .await;
+            }
+            Ok(Action::await_change())
+        }
+        Err(error) => {
+            ctx.metrics.observe("uninstall", false, started.elapsed());
+            let message = call_message(&error);
+            publish(
+                ctx,
+                hr,
+                EventType::Warning,
+                "UninstallFailed",
+                message.clone(),
+            )
+            .await;
+            Err(failed(message))
+        }
+    }
+}
+
+/// A backend plugin by name.
+pub type Backend = Arc<BackendPlugin>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_grows_to_five_minutes_with_bounded_jitter() {
+        for failures in 1..=12 {
+            let delay = backoff(failures).as_secs_f64();
+            let base = (5.0 * 2f64.powi(failures.min(7) as i32 - 1)).min(300.0);
+            assert!(
+                delay >= base && delay < base * 1.2 + 0.001,
+                "{failures}: {delay}"
+            );
+        }
+    }
+
+    #[test]
+    fn digest_changes_with_each_input() {
+        let release = ReleaseId {
+            name: "r".into(),
+            namespace: "n".into(),
+        };
+        let hr = HelmRelease::new("a", crate::api::HelmReleaseSpec::default());
+        let options = sync_options(&hr);
+        let base = desired_digest("sha256:a", "{}", &options, "helm3", &release);
+        assert_eq!(
+            base,
+            desired_digest("sha256:a", "{}", &options, "helm3", &release)
+        );
+        assert_ne!(
+            base,
+            desired_digest("sha256:b", "{}", &options, "helm3", &release)
+        );
+        assert_ne!(
+            base,
+            desired_digest("sha256:a", "{\"a\":1}", &options, "helm3", &release)
+        );
+        assert_ne!(
+            base,
+            desired_digest("sha256:a", "{}", &options, "helm2", &release)
+        );
+        let mut waiting = hr.clone();
+        waiting.spec.wait = Some(true);
+        assert_ne!(
+            base,
+            desired_digest("sha256:a", "{}", &sync_options(&waiting), "helm3", &release)
+        );
+    }
+}

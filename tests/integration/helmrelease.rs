@@ -1,0 +1,635 @@
+//! End-to-end: `capstan run` against the real control plane keeps HelmReleases in line —
+//! git sources (real repositories on disk), values from ConfigMaps, upgrades only when
+//! something changed, a broken chart reported without disturbing others, uninstall on
+//! delete — checked with the real `helm` CLI.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use capstan::api::HelmRelease;
+use kube::Api;
+use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
+
+use crate::git_support::git;
+use crate::harness::{Cluster, repo_root};
+
+/// A `capstan run` process owned by a test: SIGTERM (then SIGKILL) on drop.
+pub struct Operator {
+    child: Option<Child>,
+    log: PathBuf,
+    port: u16,
+}
+
+impl Operator {
+    /// Start the operator with every product plugin, caches in `dir`, and `extra` flags.
+    pub fn start(cluster: &Cluster, dir: &Path, extra: &[&str]) -> Operator {
+        let plugins = repo_root().join("target/plugins");
+        let config = format!(
+            "cacheDir: {cache}\nplugins:\n\
+             - {{name: git, world: source, path: {p}/source-git.wasm}}\n\
+             - {{name: helm-repo, world: source, path: {p}/source-helm-repo.wasm}}\n\
+             - {{name: helm3, world: backend, path: {p}/backend-helm3.wasm, limits: {{memoryMib: 512, timeoutMs: 120000}}}}\n\
+             backends: {{default: helm3, v3: helm3}}\n",
+            // One compiled-component cache for every test run: compiling is not what is tested.
+            cache = repo_root().join("target/capstan-cache").display(),
+            p = plugins.display()
+        );
+        let config_path = dir.join("capstan.yaml");
+        std::fs::write(&config_path, config).unwrap();
+        let log = dir.join(format!(
+            "operator-{}.log",
+            Instant::now().elapsed().as_nanos()
+        ));
+        let log_file = std::fs::File::create(&log).unwrap();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let child = Command::new(repo_root().join("target/debug/capstan"))
+            .args(["run", "--config"])
+            .arg(&config_path)
+            .args(["--metrics-address", &format!("127.0.0.1:{port}")])
+            .args(["--source-interval", "2", "--resync-interval", "30"])
+            .args(extra)
+            .env("KUBECONFIG", cluster.kubeconfig())
+            .env("RUST_LOG", "info")
+            .env("XDG_CACHE_HOME", dir.join("xdg"))
+            .stdout(Stdio::null())
+            .stderr(log_file)
+            .spawn()
+            .unwrap();
+        Operator {
+            child: Some(child),
+            log,
+            port,
+        }
+    }
+
+    /// The value of an unlabelled metric on /metrics, when served.
+    pub fn metric(&self, name: &str) -> Option<f64> {
+        use std::io::{Read, Write};
+        let mut stream = std::net::TcpStream::connect(("127.0.0.1", self.port)).ok()?;
+        stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+        write!(stream, "GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").ok()?;
+        let mut body = String::new();
+        stream.read_to_string(&mut body).ok()?;
+        body.lines()
+            .find_map(|line| line.strip_prefix(&format!("{name} ")))
+            .and_then(|v| v.trim().parse().ok())
+    }
+
+    /// Everything the operator logged so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// Stop it: SIGTERM, then SIGKILL after 30 s. Returns its log.
+    pub fn stop(&mut self) -> String {
+        if let Some(mut child) = self.child.take() {
+            let _ = Command::new("kill")
+                .args(["-TERM", &child.id().to_string()])
+                .status();
+            let deadline = Instant::now() + Duration::from_secs(30);
+            while Instant::now() < deadline {
+                if child.try_wait().ok().flatten().is_some() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        self.log()
+    }
+
+    /// Kill it without warning (SIGKILL), as a node failure would.
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+impl Drop for Operator {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// Apply the committed CRD (what `deploy/` installs).
+pub fn install_crd(cluster: &Cluster) {
+    let crd = repo_root().join("deploy/crds/helmreleases.yaml");
+    cluster.run("kubectl", &["apply", "-f", crd.to_str().unwrap()]);
+    cluster.run(
+        "kubectl",
+        &[
+            "wait",
+            "--for=condition=Established",
+            "crd/helmreleases.helm.capstan.dev",
+            "--timeout=30s",
+        ],
+    );
+}
+
+fn condition<'a>(hr: &'a HelmRelease, type_: &str) -> Option<&'a capstan::api::Condition> {
+    hr.status.as_ref().and_then(|s| s.condition(type_))
+}
+
+/// Poll `name` until `check` holds; panic with its status and the operator's log otherwise.
+pub async fn wait_for(
+    api: &Api<HelmRelease>,
+    name: &str,
+    operator: &Operator,
+    what: &str,
+    timeout: Duration,
+    check: impl Fn(&HelmRelease) -> bool,
+) -> HelmRelease {
+    let deadline = Instant::now() + timeout;
+    loop {
+        let current = api.get_opt(name).await.unwrap();
+        if let Some(hr) = &current
+            && check(hr)
+        {
+            return hr.clone();
+        }
+        if Instant::now() > deadline {
+            let log = operator.log();
+            let tail: Vec<&str> = log.lines().rev().take(40).collect();
+            panic!(
+                "{name}: timed out waiting for {what}; status: {:#?}\noperator log (last lines):\n{}",
+                current.and_then(|h| h.status),
+                tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
+fn ready(hr: &HelmRelease) -> bool {
+    condition(hr, "Ready").is_some_and(|c| c.status == "True")
+        && hr.status.as_ref().and_then(|s| s.observed_generation) == hr.metadata.generation
+}
+
+fn revision(hr: &HelmRelease) -> Option<i64> {
+    hr.status.as_ref().and_then(|s| s.revision)
+}
+
+fn helm_revisions(cluster: &Cluster, release: &str, namespace: &str) -> usize {
+    let out = cluster
+        .command("helm")
+        .args(["history", release, "-n", namespace, "-o", "json"])
+        .output()
+        .unwrap();
+    if !out.status.success() {
+        return 0;
+    }
+    serde_json::from_slice::<Vec<serde_json::Value>>(&out.stdout)
+        .map(|h| h.len())
+        .unwrap_or(0)
+}
+
+/// A git repository holding the example chart under `charts/hello`, a broken chart under
+/// `charts/broken`, and a README outside both.
+fn chart_repository(dir: &Path) -> PathBuf {
+    let repo = dir.join("charts-repo");
+    std::fs::create_dir_all(repo.join("charts")).unwrap();
+    git(&repo, &["init", "-q"]);
+    copy_dir(
+        &repo_root().join("deploy/examples/charts/hello"),
+        &repo.join("charts/hello"),
+    );
+    let broken = repo.join("charts/broken");
+    std::fs::create_dir_all(broken.join("templates")).unwrap();
+    std::fs::write(
+        broken.join("Chart.yaml"),
+        "apiVersion: v2\nname: broken\nversion: 0.1.0\n",
+    )
+    .unwrap();
+    std::fs::write(
+        broken.join("templates/cm.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}\ndata:\n  a: {{ required \"value `a` is required\" .Values.a }}\n",
+    )
+    .unwrap();
+    std::fs::write(repo.join("README.md"), "charts\n").unwrap();
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-qm", "charts"]);
+    repo
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+fn helm_release(name: &str, namespace: &str, spec: serde_json::Value) -> HelmRelease {
+    serde_json::from_value(serde_json::json!({
+        "apiVersion": "helm.capstan.dev/v1alpha1",
+        "kind": "HelmRelease",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": spec,
+    }))
+    .unwrap()
+}
+
+async fn patch_spec(api: &Api<HelmRelease>, name: &str, spec: serde_json::Value) {
+    api.patch(
+        name,
+        &PatchParams::default(),
+        &Patch::Merge(&serde_json::json!({ "spec": spec })),
+    )
+    .await
+    .unwrap();
+}
+
+pub async fn helmrelease_from_git_follows_values_commits_and_configmaps(cluster: Arc<Cluster>) {
+    install_crd(&cluster);
+    let dir = tempfile::tempdir().unwrap();
+    let repo = chart_repository(dir.path());
+    let url = format!("file://{}", repo.display());
+    let ns = cluster.create_namespace("hr-git").await;
+    let client = cluster.client().await;
+    let api: Api<HelmRelease> = Api::namespaced(client.clone(), &ns);
+    let config_maps: Api<k8s_openapi::api::core::v1::ConfigMap> =
+        Api::namespaced(client.clone(), &ns);
+    let values_cm: k8s_openapi::api::core::v1::ConfigMap = serde_json::from_value(
+        serde_json::json!({"metadata": {"name": "hello-values"}, "data": {"values.yaml": "replicaCount: 2\nmessage: from the configmap\n"}}),
+    )
+    .unwrap();
+    config_maps
+        .create(&PostParams::default(), &values_cm)
+        .await
+        .unwrap();
+    let hello = helm_release(
+        "hello",
+        &ns,
+        serde_json::json!({
+            "chart": {"git": url, "ref": "main", "path": "charts/hello"},
+            "valuesFrom": [{"configMapKeyRef": {"name": "hello-values"}}],
+            "values": {"message": "one"},
+        }),
+    );
+    let broken = helm_release(
+        "broken",
+        &ns,
+        serde_json::json!({
+            "chart": {"git": url, "ref": "main", "path": "charts/broken"},
+            "install": {"remediation": {"retries": 1}},
+        }),
+    );
+    api.create(&PostParams::default(), &hello).await.unwrap();
+    api.create(&PostParams::default(), &broken).await.unwrap();
+    let operator = Operator::start(&cluster, dir.path(), &[]);
+    let release = format!("{ns}-hello");
+    let long = Duration::from_secs(120);
+
+    // Installed: Ready, and real helm sees the release with our values.
+    let hr = wait_for(&api, "hello", &operator, "Ready", long, ready).await;
+    assert_eq!(revision(&hr), Some(1));
+    let list = cluster.run("helm", &["list", "-n", &ns, "-o", "json"]);
+    assert!(list.contains(&format!("\"name\":\"{release}\"")), "{list}");
+    assert!(list.contains("\"status\":\"deployed\""), "{list}");
+    let values = cluster.run(
+        "helm",
+        &["get", "values", &release, "-n", &ns, "-o", "json"],
+    );
+    let values: serde_json::Value = serde_json::from_str(&values).unwrap();
+    assert_eq!(values["message"], "one");
+    assert_eq!(values["replicaCount"], 2);
+    let deployment = cluster.run(
+        "kubectl",
+        &[
+            "get",
+            "deployment",
+            &format!("{release}-hello"),
+            "-n",
+            &ns,
+            "-o",
+            "jsonpath={.spec.replicas}",
+        ],
+    );
+    assert_eq!(deployment, "2");
+
+    // The broken chart is reported with the template and line; the other release is fine.
+    let broken = wait_for(&api, "broken", &operator, "a failed install", long, |hr| {
+        condition(hr, "Released")
+            .is_some_and(|c| c.status == "False" && c.reason == "InstallFailed")
+    })
+    .await;
+    let message = &condition(&broken, "Ready").unwrap().message;
+    assert_eq!(condition(&broken, "Ready").unwrap().status, "False");
+    assert!(
+        message.contains("broken/templates/cm.yaml:6") && message.contains("value `a` is required"),
+        "{message}"
+    );
+    assert_eq!(helm_revisions(&cluster, &format!("{ns}-broken"), &ns), 0);
+
+    // New values → revision 2.
+    patch_spec(
+        &api,
+        "hello",
+        serde_json::json!({"values": {"message": "two"}}),
+    )
+    .await;
+    wait_for(&api, "hello", &operator, "revision 2", long, |hr| {
+        ready(hr) && revision(hr) == Some(2)
+    })
+    .await;
+
+    // A commit outside the chart path: no new revision after several source intervals.
+    std::fs::write(repo.join("README.md"), "charts, updated\n").unwrap();
+    git(&repo, &["commit", "-qam", "docs"]);
+    tokio::time::sleep(Duration::from_secs(8)).await;
+    assert_eq!(helm_revisions(&cluster, &release, &ns), 2);
+
+    // A commit to the chart → revision 3.
+    let chart_values = repo.join("charts/hello/values.yaml");
+    let text = std::fs::read_to_string(&chart_values).unwrap();
+    std::fs::write(
+        &chart_values,
+        text.replace("tag: \"1.27\"", "tag: \"1.28\""),
+    )
+    .unwrap();
+    git(&repo, &["commit", "-qam", "hello: nginx 1.28"]);
+    wait_for(
+        &api,
+        "hello",
+        &operator,
+        "revision 3 (chart commit)",
+        long,
+        |hr| ready(hr) && revision(hr) == Some(3),
+    )
+    .await;
+
+    // The referenced ConfigMap changes → revision 4.
+    config_maps
+        .patch(
+            "hello-values",
+            &PatchParams::default(),
+            &Patch::Merge(&serde_json::json!({"data": {"values.yaml": "replicaCount: 3\n"}})),
+        )
+        .await
+        .unwrap();
+    wait_for(
+        &api,
+        "hello",
+        &operator,
+        "revision 4 (configmap)",
+        long,
+        |hr| ready(hr) && revision(hr) == Some(4),
+    )
+    .await;
+
+    // 100 requested reconciles of an unchanged release: no new revision.
+    for i in 0..100 {
+        api.patch(
+            "hello",
+            &PatchParams::default(),
+            &Patch::Merge(&serde_json::json!({"metadata": {"annotations": {"capstan.dev/reconcile-at": format!("{i}")}}})),
+        )
+        .await
+        .unwrap();
+    }
+    wait_for(
+        &api,
+        "hello",
+        &operator,
+        "the last reconcile request handled",
+        long,
+        |hr| {
+            hr.status
+                .as_ref()
+                .and_then(|s| s.last_handled_reconcile_at.as_deref())
+                == Some("99")
+        },
+    )
+    .await;
+    assert_eq!(helm_revisions(&cluster, &release, &ns), 4);
+
+    // The broken release retried once (install.remediation.retries: 1), then stalled,
+    // leaving nothing behind.
+    let stalled = wait_for(&api, "broken", &operator, "Stalled", long, |hr| {
+        condition(hr, "Stalled").is_some_and(|c| c.status == "True")
+    })
+    .await;
+    let status = stalled.status.unwrap();
+    assert_eq!(status.install_failures, 2, "{status:?}");
+    assert_eq!(helm_revisions(&cluster, &format!("{ns}-broken"), &ns), 0);
+    let left = cluster.run(
+        "kubectl",
+        &[
+            "get",
+            "configmap",
+            &format!("{ns}-broken"),
+            "-n",
+            &ns,
+            "--ignore-not-found",
+            "-o",
+            "name",
+        ],
+    );
+    assert_eq!(left, "");
+
+    // Deleting the HelmRelease uninstalls the release and removes the finalizer.
+    api.delete("hello", &DeleteParams::default()).await.unwrap();
+    let deadline = Instant::now() + long;
+    while api.get_opt("hello").await.unwrap().is_some() {
+        assert!(
+            Instant::now() < deadline,
+            "hello was never deleted:\n{}",
+            operator.log()
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    assert_eq!(helm_revisions(&cluster, &release, &ns), 0);
+    let left = cluster.run(
+        "kubectl",
+        &[
+            "get",
+            "deployment,configmap,service",
+            "-n",
+            &ns,
+            "-o",
+            "name",
+        ],
+    );
+    assert!(!left.contains(&format!("{release}-hello")), "{left}");
+    api.delete("broken", &DeleteParams::default())
+        .await
+        .unwrap();
+}
+
+fn release_statuses(cluster: &Cluster, release: &str, namespace: &str) -> Vec<String> {
+    let out = cluster
+        .command("helm")
+        .args(["history", release, "-n", namespace, "-o", "json"])
+        .output()
+        .unwrap();
+    serde_json::from_slice::<Vec<serde_json::Value>>(&out.stdout)
+        .unwrap_or_default()
+        .iter()
+        .map(|r| r["status"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
+pub async fn helmrelease_converges_after_the_operator_is_killed_mid_install(cluster: Arc<Cluster>) {
+    install_crd(&cluster);
+    let dir = tempfile::tempdir().unwrap();
+    let repo = chart_repository(dir.path());
+    let url = format!("file://{}", repo.display());
+    let ns = cluster.create_namespace("hr-crash").await;
+    let api: Api<HelmRelease> = Api::namespaced(cluster.client().await, &ns);
+    // Waits for a Deployment no node can run: the install stays in flight.
+    let hello = helm_release(
+        "hello",
+        &ns,
+        serde_json::json!({
+            "chart": {"git": url, "ref": "main", "path": "charts/hello"},
+            "wait": true,
+            "timeout": 120,
+            "values": {"nodeSelector": {"capstan.dev/no-such-node": "true"}},
+        }),
+    );
+    api.create(&PostParams::default(), &hello).await.unwrap();
+    let release = format!("{ns}-hello");
+    let mut operator = Operator::start(&cluster, dir.path(), &[]);
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !release_statuses(&cluster, &release, &ns).contains(&"pending-install".to_owned()) {
+        assert!(
+            Instant::now() < deadline,
+            "the install never started:\n{}",
+            operator.log()
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    operator.kill();
+    assert_eq!(
+        release_statuses(&cluster, &release, &ns),
+        ["pending-install"]
+    );
+
+    // The spec is fixed while the operator is down; a new operator unlocks and converges.
+    api.patch(
+        "hello",
+        &PatchParams::default(),
+        &Patch::Merge(&serde_json::json!({"spec": {"values": {"nodeSelector": null}}})),
+    )
+    .await
+    .unwrap();
+    let operator = Operator::start(&cluster, dir.path(), &[]);
+    wait_for(
+        &api,
+        "hello",
+        &operator,
+        "Ready after the restart",
+        Duration::from_secs(180),
+        ready,
+    )
+    .await;
+    let statuses = release_statuses(&cluster, &release, &ns);
+    assert!(
+        statuses.iter().all(|s| !s.starts_with("pending")),
+        "{statuses:?}"
+    );
+    assert_eq!(
+        statuses.last().map(String::as_str),
+        Some("deployed"),
+        "{statuses:?}"
+    );
+    api.delete("hello", &DeleteParams::default()).await.unwrap();
+    wait_gone(&api, "hello", &operator).await;
+}
+
+async fn wait_gone(api: &Api<HelmRelease>, name: &str, operator: &Operator) {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while api.get_opt(name).await.unwrap().is_some() {
+        assert!(
+            Instant::now() < deadline,
+            "{name} was never deleted:\n{}",
+            operator.log()
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
+pub async fn only_the_leader_replica_acts(cluster: Arc<Cluster>) {
+    install_crd(&cluster);
+    let dir = tempfile::tempdir().unwrap();
+    let repo = chart_repository(dir.path());
+    let url = format!("file://{}", repo.display());
+    let ns = cluster.create_namespace("hr-leader").await;
+    let api: Api<HelmRelease> = Api::namespaced(cluster.client().await, &ns);
+    let lease_flags = [
+        "--leader-election",
+        "--lease-namespace",
+        ns.as_str(),
+        "--lease-name",
+        "capstan",
+    ];
+    let first_dir = dir.path().join("a");
+    let second_dir = dir.path().join("b");
+    std::fs::create_dir_all(&first_dir).unwrap();
+    std::fs::create_dir_all(&second_dir).unwrap();
+    let mut first = Operator::start(&cluster, &first_dir, &lease_flags);
+    let second = Operator::start(&cluster, &second_dir, &lease_flags);
+    for name in ["one", "two", "three"] {
+        let hr = helm_release(
+            name,
+            &ns,
+            serde_json::json!({"chart": {"git": url, "ref": "main", "path": "charts/hello"}}),
+        );
+        api.create(&PostParams::default(), &hr).await.unwrap();
+    }
+    for name in ["one", "two", "three"] {
+        wait_for(&api, name, &first, "Ready", Duration::from_secs(120), ready).await;
+    }
+    let actions = |op: &Operator| op.metric("capstan_release_actions_total").unwrap_or(0.0);
+    let (a, b) = (actions(&first), actions(&second));
+    assert!(
+        (a >= 3.0 && b == 0.0) || (a == 0.0 && b >= 3.0),
+        "actions: first {a}, second {b}\nfirst:\n{}\nsecond:\n{}",
+        first.log(),
+        second.log()
+    );
+    // The leader goes away without releasing the Lease; the other replica takes over once
+    // it expires and serves a new release.
+    let (leader, standby) = if a >= 3.0 {
+        (&mut first, &second)
+    } else {
+        (&mut { second }, &first)
+    };
+    leader.kill();
+    let hr = helm_release(
+        "four",
+        &ns,
+        serde_json::json!({"chart": {"git": url, "ref": "main", "path": "charts/hello"}}),
+    );
+    api.create(&PostParams::default(), &hr).await.unwrap();
+    wait_for(
+        &api,
+        "four",
+        standby,
+        "Ready (served by the new leader)",
+        Duration::from_secs(120),
+        ready,
+    )
+    .await;
+    assert!(actions(standby) >= 1.0);
+    for name in ["one", "two", "three", "four"] {
+        api.delete(name, &DeleteParams::default()).await.unwrap();
+    }
+    for name in ["one", "two", "three", "four"] {
+        wait_gone(&api, name, standby).await;
+    }
+}
