@@ -41,7 +41,9 @@ const TESTS: &[(&str, TestFn)] = &[
     ),
     (
         "helmrelease_converges_after_the_operator_is_killed_mid_install",
-        |c| Box::pin(helmrelease::helmrelease_converges_after_the_operator_is_killed_mid_install(c)),
+        |c| {
+            Box::pin(helmrelease::helmrelease_converges_after_the_operator_is_killed_mid_install(c))
+        },
     ),
     ("only_the_leader_replica_acts", |c| {
         Box::pin(helmrelease::only_the_leader_replica_acts(c))
@@ -87,16 +89,23 @@ const TESTS: &[(&str, TestFn)] = &[
         "capstan_release_force_replaces_what_cannot_change_in_place",
         |c| {
             Box::pin(
-                release_helm3_lifecycle::capstan_release_force_replaces_what_cannot_change_in_place(c),
+                release_helm3_lifecycle::capstan_release_force_replaces_what_cannot_change_in_place(
+                    c,
+                ),
             )
         },
     ),
     ("capstan_release_creates_crds_by_policy", |c| {
         Box::pin(release_helm3_lifecycle::capstan_release_creates_crds_by_policy(c))
     }),
-    ("capstan_release_plans_without_writing_and_rolls_back", |c| {
-        Box::pin(release_helm3_lifecycle::capstan_release_plans_without_writing_and_rolls_back(c))
-    }),
+    (
+        "capstan_release_plans_without_writing_and_rolls_back",
+        |c| {
+            Box::pin(
+                release_helm3_lifecycle::capstan_release_plans_without_writing_and_rolls_back(c),
+            )
+        },
+    ),
     (
         "capstan_release_atomic_install_with_a_failing_hook_leaves_nothing",
         |c| {
