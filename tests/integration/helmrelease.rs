@@ -633,3 +633,84 @@ pub async fn only_the_leader_replica_acts(cluster: Arc<Cluster>) {
         wait_gone(&api, name, standby).await;
     }
 }
+
+/// Package `chart` at `version` into `repository` and re-index it with the real helm CLI.
+fn publish(cluster: &Cluster, work: &Path, repository: &Path, version: &str) {
+    let chart = work.join(format!("hello-{version}"));
+    copy_dir(&repo_root().join("deploy/examples/charts/hello"), &chart);
+    let manifest = chart.join("Chart.yaml");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    std::fs::write(
+        &manifest,
+        text.replace("version: 0.1.0", &format!("version: {version}")),
+    )
+    .unwrap();
+    cluster.run(
+        "helm",
+        &[
+            "package",
+            chart.to_str().unwrap(),
+            "-d",
+            repository.to_str().unwrap(),
+        ],
+    );
+    cluster.run("helm", &["repo", "index", repository.to_str().unwrap()]);
+}
+
+pub async fn helmrelease_from_a_helm_repository_follows_new_versions(cluster: Arc<Cluster>) {
+    install_crd(&cluster);
+    let dir = tempfile::tempdir().unwrap();
+    let repository = dir.path().join("repository");
+    std::fs::create_dir_all(&repository).unwrap();
+    publish(&cluster, dir.path(), &repository, "0.1.0");
+    let server =
+        crate::repo_server::RepoServer::start(&repository, dir.path().join("access.log"), None);
+    let ns = cluster.create_namespace("hr-repo").await;
+    let api: Api<HelmRelease> = Api::namespaced(cluster.client().await, &ns);
+    let hr = helm_release(
+        "hello",
+        &ns,
+        serde_json::json!({
+            "chart": {"repository": server.url(""), "name": "hello", "version": ">=0.1.0 <1.0.0"},
+            "values": {"message": "from a Helm repository"},
+        }),
+    );
+    api.create(&PostParams::default(), &hr).await.unwrap();
+    let operator = Operator::start(&cluster, dir.path(), &[]);
+    let long = Duration::from_secs(120);
+    let installed = wait_for(&api, "hello", &operator, "Ready", long, ready).await;
+    let status = installed.status.unwrap();
+    assert_eq!(status.revision, Some(1));
+    assert_eq!(status.applied_source_revision.as_deref(), Some("0.1.0"));
+    let release = format!("{ns}-hello");
+    let list = cluster.run("helm", &["list", "-n", &ns, "-o", "json"]);
+    assert!(list.contains("\"chart\":\"hello-0.1.0\""), "{list}");
+
+    // A new version inside the constraint is picked up; one outside it is not.
+    publish(&cluster, dir.path(), &repository, "1.0.0");
+    publish(&cluster, dir.path(), &repository, "0.2.0");
+    let upgraded = wait_for(
+        &api,
+        "hello",
+        &operator,
+        "the upgrade to 0.2.0",
+        long,
+        |hr| {
+            ready(hr)
+                && hr
+                    .status
+                    .as_ref()
+                    .and_then(|s| s.applied_source_revision.as_deref())
+                    == Some("0.2.0")
+        },
+    )
+    .await;
+    assert_eq!(upgraded.status.unwrap().revision, Some(2));
+    let list = cluster.run("helm", &["list", "-n", &ns, "-o", "json"]);
+    assert!(list.contains("\"chart\":\"hello-0.2.0\""), "{list}");
+    assert_eq!(helm_revisions(&cluster, &release, &ns), 2);
+
+    api.delete("hello", &DeleteParams::default()).await.unwrap();
+    wait_gone(&api, "hello", &operator).await;
+    assert_eq!(helm_revisions(&cluster, &release, &ns), 0);
+}

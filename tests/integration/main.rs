@@ -14,6 +14,8 @@ mod kwok_and_helm;
 mod operator;
 mod release_helm3;
 mod release_helm3_lifecycle;
+#[path = "../support/repo_server.rs"]
+mod repo_server;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -44,6 +46,10 @@ const TESTS: &[(&str, TestFn)] = &[
         |c| {
             Box::pin(helmrelease::helmrelease_converges_after_the_operator_is_killed_mid_install(c))
         },
+    ),
+    (
+        "helmrelease_from_a_helm_repository_follows_new_versions",
+        |c| Box::pin(helmrelease::helmrelease_from_a_helm_repository_follows_new_versions(c)),
     ),
     ("only_the_leader_replica_acts", |c| {
         Box::pin(helmrelease::only_the_leader_replica_acts(c))
