@@ -59,7 +59,7 @@ integration-test: plugins tools
 test: fmt-check clippy unit-test integration-test
 
 bench: plugins
-	$(CARGO) bench -p capstan --bench plugin_call --bench source_sync
+	$(CARGO) bench -p capstan --bench plugin_call --bench source_sync --bench source_helm_repo
 
 ## Rendering speed on the 20 largest parity-corpus charts, in one run: real `helm template`
 ## (from `make tools`), native capstan-helm (release), and `capstan template` (component).
