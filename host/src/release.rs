@@ -106,6 +106,10 @@ pub struct SyncArgs {
     /// Description recorded on the new revision.
     #[arg(long)]
     pub description: Option<String>,
+    /// Upgrade even when chart and values match the deployed revision (a new revision is
+    /// recorded); without it such a sync changes nothing.
+    #[arg(long)]
+    pub upgrade_unchanged: bool,
 }
 
 fn crd_policy(text: &str) -> Result<CrdPolicy, String> {
@@ -220,6 +224,7 @@ fn sync_request(args: &SyncArgs) -> anyhow::Result<SyncRequest> {
             upgrade_crds: args.upgrade_crds,
             disable_hooks: args.no_hooks,
             description: args.description.clone(),
+            upgrade_unchanged: args.upgrade_unchanged,
         },
     })
 }
@@ -255,6 +260,7 @@ pub async fn rollback(backend: &BackendPlugin, args: &RollbackArgs) -> anyhow::R
         upgrade_crds: CrdPolicy::Skip,
         disable_hooks: args.no_hooks,
         description: None,
+        upgrade_unchanged: false,
     };
     let info = backend
         .rollback(

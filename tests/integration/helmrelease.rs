@@ -710,6 +710,53 @@ pub async fn helmrelease_from_a_helm_repository_follows_new_versions(cluster: Ar
     assert!(list.contains("\"chart\":\"hello-0.2.0\""), "{list}");
     assert_eq!(helm_revisions(&cluster, &release, &ns), 2);
 
+    // Suspended: a values change waits; resumed: it is applied.
+    patch_spec(&api, "hello", serde_json::json!({"suspend": true})).await;
+    wait_for(&api, "hello", &operator, "Suspended", long, |hr| {
+        condition(hr, "Ready").is_some_and(|c| c.reason == "Suspended")
+    })
+    .await;
+    patch_spec(
+        &api,
+        "hello",
+        serde_json::json!({"values": {"message": "while suspended"}}),
+    )
+    .await;
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    assert_eq!(helm_revisions(&cluster, &release, &ns), 2);
+    patch_spec(&api, "hello", serde_json::json!({"suspend": false})).await;
+    wait_for(
+        &api,
+        "hello",
+        &operator,
+        "revision 3 after resuming",
+        long,
+        |hr| ready(hr) && revision(hr) == Some(3),
+    )
+    .await;
+
+    // capstan.dev/force-at upgrades an unchanged release once per new value.
+    api.patch(
+        "hello",
+        &PatchParams::default(),
+        &Patch::Merge(
+            &serde_json::json!({"metadata": {"annotations": {"capstan.dev/force-at": "1"}}}),
+        ),
+    )
+    .await
+    .unwrap();
+    wait_for(
+        &api,
+        "hello",
+        &operator,
+        "revision 4 (forced)",
+        long,
+        |hr| ready(hr) && revision(hr) == Some(4),
+    )
+    .await;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert_eq!(helm_revisions(&cluster, &release, &ns), 4);
+
     api.delete("hello", &DeleteParams::default()).await.unwrap();
     wait_gone(&api, "hello", &operator).await;
     assert_eq!(helm_revisions(&cluster, &release, &ns), 0);

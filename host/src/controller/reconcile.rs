@@ -137,6 +137,7 @@ fn sync_options(hr: &HelmRelease) -> SyncOptions {
         upgrade_crds: CrdPolicy::Skip,
         disable_hooks: false,
         description: None,
+        upgrade_unchanged: false,
     }
 }
 
@@ -478,7 +479,10 @@ async fn apply_inner(hr: &HelmRelease, ctx: &Context) -> Result<Action, Reconcil
         release: release.clone(),
         chart,
         values,
-        options,
+        options: SyncOptions {
+            upgrade_unchanged: forced,
+            ..options
+        },
     };
     let outcome = backend.sync(&request, grants).await;
     writer.now = now_rfc3339();

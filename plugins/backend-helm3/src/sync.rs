@@ -92,7 +92,7 @@ pub fn sync(request: SyncRequest) -> Result<SyncOutcome, Error> {
     let options = &request.options;
     let deadline = Deadline::start(options.timeout_seconds);
     let decision = plan::decide(&request)?;
-    if let Some(deployed) = decision.unchanged {
+    if let Some(deployed) = decision.unchanged.filter(|_| !options.upgrade_unchanged) {
         log(
             Level::Info,
             &format!("{}: {}; nothing to do", describe(id), decision.plan.reason),
