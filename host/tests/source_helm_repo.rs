@@ -434,6 +434,27 @@ async fn bad_input_gives_errors_naming_source_and_cause() {
     let unreachable = one(&f, source(&dead, "demo", "")).await.unwrap_err();
     assert_names_source(&unreachable, &dead, "demo", "cannot reach http://127.0.0.1");
 
+    // In one pass, the failing sources do not hold up a good one.
+    let specs = BTreeMap::from([
+        (release(1), source(&dead, "demo", "")),
+        (release(2), source(&repository, "nope", "")),
+        (
+            release(3),
+            source(&corrupt_repo.server.url("charts"), "demo", "1.2.0"),
+        ),
+    ]);
+    let mixed = corrupt_repo
+        .sync
+        .pass(&specs, &NoCredentials, Instant::now())
+        .await;
+    assert!(mixed.releases[&release(1)].is_err());
+    assert!(mixed.releases[&release(2)].is_err());
+    let good = mixed.releases[&release(3)].as_ref().unwrap();
+    assert_eq!(
+        good.digest,
+        digest_of(&std::fs::read(f.root.join("charts/demo-1.2.0.tgz")).unwrap())
+    );
+
     // Not a repository at all.
     let not_found = one(&f, source(&f.server.url("nothing-here"), "demo", ""))
         .await
