@@ -518,4 +518,14 @@ mod tests {
             "deploy/crds/helmreleases.yaml is stale: run `cargo run -p capstan -- crd > deploy/crds/helmreleases.yaml`"
         );
     }
+
+    #[test]
+    fn chart_crd_is_current() {
+        let copy = include_str!("../../deploy/chart/capstan/crds/helmreleases.yaml");
+        let generated = crd_yaml().unwrap();
+        assert!(
+            copy == generated,
+            "deploy/chart/capstan/crds/helmreleases.yaml is stale: run `cargo run -p capstan -- crd > deploy/chart/capstan/crds/helmreleases.yaml`"
+        );
+    }
 }

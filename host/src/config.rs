@@ -374,4 +374,41 @@ mod tests {
             "{missing}"
         );
     }
+
+    /// The configuration shipped in `deploy/` (manifests and chart) is valid, points into
+    /// the image, and names the plugins `capstan run` looks for by default.
+    #[test]
+    fn deploy_configs_are_valid() {
+        let manifest: serde_yaml::Value =
+            serde_yaml::from_str(include_str!("../../deploy/manifests/30-config.yaml")).unwrap();
+        let text = manifest["data"]["capstan.yaml"].as_str().unwrap();
+        let values: serde_yaml::Value =
+            serde_yaml::from_str(include_str!("../../deploy/chart/capstan/values.yaml")).unwrap();
+        let chart_text = serde_yaml::to_string(&values["config"]).unwrap();
+        for (origin, text) in [("manifest", text), ("chart", chart_text.as_str())] {
+            let config = Config::parse(text, Path::new(origin), Path::new("/etc/capstan"))
+                .unwrap_or_else(|e| panic!("{origin}: {e}"));
+            assert_eq!(
+                config.cache_dir.as_deref(),
+                Some(Path::new("/var/cache/capstan")),
+                "{origin}"
+            );
+            for plugin in &config.plugins {
+                assert!(
+                    plugin.path.starts_with("/usr/lib/capstan/plugins/"),
+                    "{origin}: {}",
+                    plugin.path.display()
+                );
+            }
+            let names: Vec<_> = config.plugins.iter().map(|p| p.name.as_str()).collect();
+            for default in ["git", "helm-repo"] {
+                assert!(names.contains(&default), "{origin}: {names:?}");
+            }
+        }
+        assert_eq!(
+            Config::parse(text, Path::new("m"), Path::new("/")).unwrap(),
+            Config::parse(&chart_text, Path::new("m"), Path::new("/")).unwrap(),
+            "deploy/manifests/30-config.yaml and the chart's values.yaml config differ"
+        );
+    }
 }

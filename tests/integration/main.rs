@@ -5,6 +5,7 @@
 //! whatever the tests do: each test runs in its own task, a panic fails that test only,
 //! and teardown runs before the process exits. Pass a substring to run matching tests.
 
+mod deploy;
 #[path = "../support/git.rs"]
 mod git_support;
 mod harness;
@@ -117,6 +118,16 @@ const TESTS: &[(&str, TestFn)] = &[
         |c| {
             Box::pin(
                 release_helm3_lifecycle::capstan_release_atomic_install_with_a_failing_hook_leaves_nothing(c),
+            )
+        },
+    ),
+    (
+        "deploy_manifests_and_chart_are_accepted_and_grant_what_the_operator_needs",
+        |c| {
+            Box::pin(
+                deploy::deploy_manifests_and_chart_are_accepted_and_grant_what_the_operator_needs(
+                    c,
+                ),
             )
         },
     ),
