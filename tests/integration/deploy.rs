@@ -40,6 +40,25 @@ struct Cleanup<'a> {
     helm_release: Option<(String, String)>,
 }
 
+impl Cleanup<'_> {
+    /// The Pods of the Deployment have a long grace period; the test is done with them.
+    fn force_delete_pods(&self, namespace: &str) {
+        let _ = self
+            .cluster
+            .command("kubectl")
+            .args([
+                "delete",
+                "pods",
+                "--all",
+                "--force",
+                "--grace-period=0",
+                "-n",
+                namespace,
+            ])
+            .output();
+    }
+}
+
 impl Drop for Cleanup<'_> {
     fn drop(&mut self) {
         if let Some(manifests) = &self.manifests {
@@ -49,6 +68,7 @@ impl Drop for Cleanup<'_> {
                 .args(["delete", "--ignore-not-found", "--wait=false", "-f"])
                 .arg(manifests)
                 .output();
+            self.force_delete_pods(SYSTEM_NAMESPACE);
         }
         if let Some((name, namespace)) = &self.helm_release {
             let _ = self
@@ -56,6 +76,7 @@ impl Drop for Cleanup<'_> {
                 .command("helm")
                 .args(["uninstall", name, "--namespace", namespace])
                 .output();
+            self.force_delete_pods(namespace);
             let _ = self
                 .cluster
                 .command("kubectl")
@@ -88,6 +109,91 @@ fn assert_flags_exist(origin: &str, yaml: &str, help: &str) {
                 .any(|word| word.trim_end_matches(',') == flag),
             "{origin} passes {flag}, which `capstan run` does not know:\n{help}"
         );
+    }
+}
+
+/// Every object of a YAML stream, by `Kind/name`.
+fn objects(yaml: &str) -> std::collections::BTreeMap<String, serde_yaml::Value> {
+    use serde::Deserialize;
+    serde_yaml::Deserializer::from_str(yaml)
+        .map(|doc| serde_yaml::Value::deserialize(doc).unwrap())
+        .filter(|doc| !doc.is_null())
+        .map(|doc| {
+            let key = format!(
+                "{}/{}",
+                doc["kind"].as_str().unwrap(),
+                doc["metadata"]["name"].as_str().unwrap()
+            );
+            (key, doc)
+        })
+        .collect()
+}
+
+/// The chart with its defaults, as release `capstan`, renders what deploy/manifests holds:
+/// the same RBAC rules and bindings, configuration, pod spec and Service ports.
+fn assert_chart_matches_manifests(manifests: &Path, rendered: &str) {
+    let mut files: Vec<_> = std::fs::read_dir(manifests)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .collect();
+    files.sort();
+    let plain: String = files
+        .iter()
+        .map(|file| format!("{}\n---\n", std::fs::read_to_string(file).unwrap()))
+        .collect();
+    let plain = objects(&plain);
+    let chart = objects(rendered);
+    let config = |doc: &serde_yaml::Value| -> serde_yaml::Value {
+        serde_yaml::from_str(doc["data"]["capstan.yaml"].as_str().unwrap()).unwrap()
+    };
+    for (key, object) in &plain {
+        let kind = object["kind"].as_str().unwrap();
+        if kind == "Namespace" {
+            continue;
+        }
+        let Some(rendered) = chart.get(key) else {
+            panic!("the chart renders no {key}; it renders {:?}", chart.keys());
+        };
+        let same = |what: &str, a: &serde_yaml::Value, b: &serde_yaml::Value| {
+            assert!(
+                a == b,
+                "{key}: {what} differs between deploy/manifests and the chart:\n{}\n---\n{}",
+                serde_yaml::to_string(a).unwrap(),
+                serde_yaml::to_string(b).unwrap()
+            );
+        };
+        match kind {
+            "ClusterRole" | "Role" => same("rules", &object["rules"], &rendered["rules"]),
+            "ClusterRoleBinding" | "RoleBinding" => {
+                same("roleRef", &object["roleRef"], &rendered["roleRef"]);
+                same("subjects", &object["subjects"], &rendered["subjects"]);
+            }
+            "ConfigMap" => same("capstan.yaml", &config(object), &config(rendered)),
+            "Deployment" => {
+                same(
+                    "replicas",
+                    &object["spec"]["replicas"],
+                    &rendered["spec"]["replicas"],
+                );
+                same(
+                    "strategy",
+                    &object["spec"]["strategy"],
+                    &rendered["spec"]["strategy"],
+                );
+                same(
+                    "pod spec",
+                    &object["spec"]["template"]["spec"],
+                    &rendered["spec"]["template"]["spec"],
+                );
+            }
+            "Service" => same(
+                "ports",
+                &object["spec"]["ports"],
+                &rendered["spec"]["ports"],
+            ),
+            "ServiceAccount" => {}
+            other => panic!("{key}: no comparison for {other}"),
+        }
     }
 }
 
@@ -259,6 +365,13 @@ pub async fn deploy_manifests_and_chart_are_accepted_and_grant_what_the_operator
         manifests: Some(manifests.clone()),
         helm_release: None,
     };
+    // A previous run's namespace may still be terminating.
+    output(cluster.command("kubectl").args([
+        "wait",
+        "--for=delete",
+        &format!("namespace/{SYSTEM_NAMESPACE}"),
+        "--timeout=360s",
+    ]));
     // Namespaced objects cannot be dry-run into a namespace that does not exist.
     output(
         cluster
@@ -305,6 +418,9 @@ pub async fn deploy_manifests_and_chart_are_accepted_and_grant_what_the_operator
                 .args(*extra),
         );
         assert_flags_exist(&format!("the chart with {extra:?}"), &rendered, &help);
+        if extra.is_empty() {
+            assert_chart_matches_manifests(&manifests, &rendered);
+        }
         let file = scratch.path().join(format!("chart-{index}.yaml"));
         std::fs::write(&file, &rendered).unwrap();
         dry_run_server(&cluster, &[&file]);
