@@ -461,7 +461,9 @@ async fn source(args: SourceArgs, output: Option<PathBuf>) -> anyhow::Result<()>
     use capstan::sources::ChartSource;
     use capstan::sources::artifacts::ArtifactStore;
     use capstan::sources::mirrors::MirrorStore;
-    use capstan::sources::spec::{KnownCredentials, chart_source_of, credentials_from_secret};
+    use capstan::sources::spec::{
+        KnownCredentials, ca_from_secret, chart_source_of, credentials_from_secret,
+    };
     use capstan::sources::sync::{HelmRepositoryOptions, SourceSync, SourceSyncOptions};
     use std::collections::BTreeMap;
     use std::sync::Arc;
@@ -505,7 +507,12 @@ async fn source(args: SourceArgs, output: Option<PathBuf>) -> anyhow::Result<()>
         let secrets: kube::Api<k8s_openapi::api::core::v1::Secret> =
             kube::Api::namespaced(client, &secret_ref.namespace);
         let read = match secrets.get_opt(&secret_ref.name).await {
-            Ok(Some(secret)) => credentials_from_secret(&secret),
+            Ok(Some(secret)) => {
+                if let Some(ca) = ca_from_secret(&secret) {
+                    credentials.1.insert(secret_ref.clone(), ca);
+                }
+                credentials_from_secret(&secret)
+            }
             Ok(None) => Err("not found".to_owned()),
             Err(error) => Err(error.to_string()),
         };

@@ -21,7 +21,8 @@ pub struct Cluster {
     namespaces: AtomicUsize,
 }
 
-fn run(command: &mut Command) -> Result<String, String> {
+/// Run `command`; its stdout, or everything it printed when it failed.
+pub fn run(command: &mut Command) -> Result<String, String> {
     let output = command
         .output()
         .map_err(|e| format!("cannot run {command:?}: {e}"))?;

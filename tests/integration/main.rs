@@ -14,6 +14,7 @@ mod host_imports;
 mod kwok_and_helm;
 mod operator;
 mod release_helm3;
+mod release_helm3_configmap;
 mod release_helm3_lifecycle;
 #[path = "../support/repo_server.rs"]
 mod repo_server;
@@ -77,6 +78,16 @@ const TESTS: &[(&str, TestFn)] = &[
     (
         "capstan_release_unlocks_a_release_left_pending_install",
         |c| Box::pin(release_helm3::capstan_release_unlocks_a_release_left_pending_install(c)),
+    ),
+    (
+        "capstan_release_configmap_driver_shares_history_with_helm",
+        |c| {
+            Box::pin(
+                release_helm3_configmap::capstan_release_configmap_driver_shares_history_with_helm(
+                    c,
+                ),
+            )
+        },
     ),
     ("capstan_release_outside_the_grant_writes_nothing", |c| {
         Box::pin(release_helm3::capstan_release_outside_the_grant_writes_nothing(c))

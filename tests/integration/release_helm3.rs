@@ -21,9 +21,13 @@ pub fn write(path: &Path, text: &str) {
     std::fs::write(path, text).unwrap();
 }
 
-fn write_config(dir: &Path) -> PathBuf {
+/// A config with the `backend-helm3` plugin; `helm_driver` goes into its WASI env grant.
+fn write_config(dir: &Path, helm_driver: Option<&str>) -> PathBuf {
+    let wasi = helm_driver
+        .map(|driver| format!(", wasi: {{env: {{HELM_DRIVER: {driver}}}}}"))
+        .unwrap_or_default();
     let config = format!(
-        "cacheDir: {cache}\nplugins:\n- {{name: helm3, world: backend, path: {p}/backend-helm3.wasm}}\nbackends: {{default: helm3, v3: helm3}}\n",
+        "cacheDir: {cache}\nplugins:\n- {{name: helm3, world: backend, path: {p}/backend-helm3.wasm{wasi}}}\nbackends: {{default: helm3, v3: helm3}}\n",
         cache = dir.join("cache").display(),
         p = repo_root().join("target/plugins").display()
     );
@@ -34,6 +38,16 @@ fn write_config(dir: &Path) -> PathBuf {
 
 /// Run `capstan` with `args` against the cluster.
 pub fn capstan(cluster: &Cluster, dir: &Path, args: &[&str]) -> Output {
+    capstan_with_driver(cluster, dir, None, args)
+}
+
+/// Run `capstan` with `args`, the backend given `HELM_DRIVER=<helm_driver>` when set.
+pub fn capstan_with_driver(
+    cluster: &Cluster,
+    dir: &Path,
+    helm_driver: Option<&str>,
+    args: &[&str],
+) -> Output {
     let binary = repo_root().join("target/debug/capstan");
     assert!(
         binary.is_file(),
@@ -42,7 +56,7 @@ pub fn capstan(cluster: &Cluster, dir: &Path, args: &[&str]) -> Output {
     );
     std::process::Command::new(binary)
         .env("KUBECONFIG", cluster.kubeconfig())
-        .env("CAPSTAN_CONFIG", write_config(dir))
+        .env("CAPSTAN_CONFIG", write_config(dir, helm_driver))
         .arg("--log-format")
         .arg("text")
         .args(args)
@@ -53,7 +67,11 @@ pub fn capstan(cluster: &Cluster, dir: &Path, args: &[&str]) -> Output {
 }
 
 pub fn capstan_ok(cluster: &Cluster, dir: &Path, args: &[&str]) -> String {
-    let out = capstan(cluster, dir, args);
+    succeeded(args, capstan(cluster, dir, args))
+}
+
+/// The stdout of a `capstan` run that must have succeeded.
+pub fn succeeded(args: &[&str], out: Output) -> String {
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
         out.status.success(),
@@ -64,7 +82,7 @@ pub fn capstan_ok(cluster: &Cluster, dir: &Path, args: &[&str]) -> String {
     stdout
 }
 
-fn shop_chart(dir: &Path) -> PathBuf {
+pub fn shop_chart(dir: &Path) -> PathBuf {
     let chart = dir.join("shop");
     write(
         &chart.join("Chart.yaml"),

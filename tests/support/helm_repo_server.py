@@ -5,6 +5,8 @@ behind HTTP basic auth.
 
     helm_repo_server.py ROOT [USER PASSWORD]
 
+With TLS_CERT and TLS_KEY set (PEM files), serves HTTPS instead.
+
 Prints the port it listens on as the first line of stdout, then logs one line per request
 (method, path, status, whether an Authorization header came) to stderr. Used by the tests
 only.
@@ -12,6 +14,8 @@ only.
 import base64
 import functools
 import http.server
+import os
+import ssl
 import sys
 
 ROOT = sys.argv[1]
@@ -42,5 +46,9 @@ class Handler(http.server.SimpleHTTPRequestHandler):
 server = http.server.ThreadingHTTPServer(
     ("127.0.0.1", 0), functools.partial(Handler, directory=ROOT)
 )
+if os.environ.get("TLS_CERT"):
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(os.environ["TLS_CERT"], os.environ["TLS_KEY"])
+    server.socket = context.wrap_socket(server.socket, server_side=True)
 print(server.server_address[1], flush=True)
 server.serve_forever()

@@ -10,6 +10,8 @@
 //! - **size caps**: responses larger than the grant's cap fail (checked against
 //!   `Content-Length` up front and counted while streaming);
 //! - **timeouts**: connect, first byte and between bytes, per request;
+//! - **trust**: HTTPS to the source's origin may be verified against a custom CA bundle
+//!   (from the release's Secret) in addition to the Web PKI roots;
 //! - **a shared response cache** for one URL per grant (a repository's `index.yaml`):
 //!   served from memory while the host considers it fresh, revalidated with
 //!   `If-None-Match` / `If-Modified-Since` when the host marks it stale, so N releases on
@@ -180,12 +182,53 @@ pub struct CachedUrl {
     pub max_bytes: u64,
 }
 
+/// TLS settings trusting a custom CA bundle (plus the Web PKI roots).
+#[derive(Clone)]
+pub struct CustomCa(Arc<rustls::ClientConfig>);
+
+impl fmt::Debug for CustomCa {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("CustomCa")
+    }
+}
+
+impl CustomCa {
+    /// Trust the certificates of a PEM bundle besides the Web PKI roots.
+    pub fn from_pem(pem: &[u8]) -> Result<CustomCa, String> {
+        use rustls::pki_types::CertificateDer;
+        use rustls::pki_types::pem::PemObject;
+        let mut roots = rustls::RootCertStore {
+            roots: webpki_roots::TLS_SERVER_ROOTS.into(),
+        };
+        let mut added = 0;
+        for certificate in CertificateDer::pem_slice_iter(pem) {
+            let certificate =
+                certificate.map_err(|e| format!("CA bundle is not valid PEM: {e}"))?;
+            roots
+                .add(certificate)
+                .map_err(|e| format!("CA bundle holds an unusable certificate: {e}"))?;
+            added += 1;
+        }
+        if added == 0 {
+            return Err("CA bundle holds no certificate".into());
+        }
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let config = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .map_err(|e| format!("TLS setup: {e}"))?
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+        Ok(CustomCa(Arc::new(config)))
+    }
+}
+
 /// What one plugin call may reach over HTTP.
 #[derive(Debug, Clone)]
 pub struct HttpGrant {
     source: Origin,
     extra_hosts: Vec<HostPattern>,
     credentials: Option<BasicAuth>,
+    ca: Option<CustomCa>,
     max_response_bytes: u64,
     timeout: Duration,
     cached: Option<CachedUrl>,
@@ -198,6 +241,7 @@ impl HttpGrant {
             source: Origin::of(source_url)?,
             extra_hosts: Vec::new(),
             credentials: None,
+            ca: None,
             max_response_bytes: DEFAULT_RESPONSE_CAP,
             timeout: DEFAULT_TIMEOUT,
             cached: None,
@@ -213,6 +257,12 @@ impl HttpGrant {
     /// Send basic auth to the source's origin.
     pub fn with_credentials(mut self, credentials: Option<BasicAuth>) -> Self {
         self.credentials = credentials;
+        self
+    }
+
+    /// Verify HTTPS to the source's origin against this CA bundle too.
+    pub fn with_ca(mut self, ca: Option<CustomCa>) -> Self {
+        self.ca = ca;
         self
     }
 
@@ -316,19 +366,34 @@ async fn send(
     {
         request.headers_mut().insert(AUTHORIZATION, value);
     }
-    let sent = tokio::time::timeout(
-        grant.timeout,
-        wasmtime_wasi_http::default_send_request(request, Some(options)),
-    )
-    .await
-    .map_err(|_| HttpError::HttpResponseTimeout)?;
-    let (response, io) = sent?;
-    // The connection task: dropped with the response body.
-    tokio::spawn(async move {
-        if let Err(error) = io.await {
-            tracing::debug!(%error, "http connection ended with an error");
-        }
+    let custom = grant.ca.as_ref().filter(|_| {
+        Origin::of_uri(request.uri()).as_ref() == Some(&grant.source)
+            && grant.source.scheme == "https"
     });
+    let response = match custom {
+        Some(ca) => tokio::time::timeout(
+            grant.timeout,
+            send_with_ca(request, ca, &grant.source, grant.timeout),
+        )
+        .await
+        .map_err(|_| HttpError::HttpResponseTimeout)??,
+        None => {
+            let sent = tokio::time::timeout(
+                grant.timeout,
+                wasmtime_wasi_http::default_send_request(request, Some(options)),
+            )
+            .await
+            .map_err(|_| HttpError::HttpResponseTimeout)?;
+            let (response, io) = sent?;
+            // The connection task: dropped with the response body.
+            tokio::spawn(async move {
+                if let Err(error) = io.await {
+                    tracing::debug!(%error, "http connection ended with an error");
+                }
+            });
+            response.map(BodyExt::boxed_unsync)
+        }
+    };
     if too_large(content_length(&response), cap) {
         return Err(HttpError::HttpResponseBodySize(Some(cap)));
     }
@@ -340,6 +405,45 @@ async fn send(
             })
             .boxed_unsync()
     }))
+}
+
+/// Send over HTTPS verifying the server against the grant's CA bundle (and the Web PKI).
+async fn send_with_ca(
+    mut request: Request<WasiBody>,
+    ca: &CustomCa,
+    origin: &Origin,
+    timeout: Duration,
+) -> Result<Response<WasiBody>, HttpError> {
+    use rustls::pki_types::ServerName;
+    let address = format!("{}:{}", origin.host, origin.port);
+    let stream = tokio::time::timeout(timeout, tokio::net::TcpStream::connect(&address))
+        .await
+        .map_err(|_| HttpError::ConnectionTimeout)?
+        .map_err(HttpError::Connect)?;
+    let host = origin.host.trim_start_matches('[').trim_end_matches(']');
+    let name = ServerName::try_from(host.to_owned())
+        .map_err(|e| HttpError::InternalError(Some(format!("TLS server name `{host}`: {e}"))))?;
+    let stream = tokio_rustls::TlsConnector::from(Arc::clone(&ca.0))
+        .connect(name, stream)
+        .await
+        .map_err(|e| {
+            HttpError::InternalError(Some(format!("TLS handshake with {address} failed: {e}")))
+        })?;
+    let (mut sender, connection) =
+        hyper::client::conn::http1::handshake(wasmtime_wasi_http::io::TokioIo::new(stream)).await?;
+    tokio::spawn(async move {
+        if let Err(error) = connection.await {
+            tracing::debug!(%error, "https connection ended with an error");
+        }
+    });
+    let path = request
+        .uri()
+        .path_and_query()
+        .map_or("/", |p| p.as_str())
+        .to_owned();
+    *request.uri_mut() = path.parse().map_err(|_| HttpError::HttpRequestUriInvalid)?;
+    let response = sender.send_request(request).await?;
+    Ok(response.map(|body| body.map_err(HttpError::from).boxed_unsync()))
 }
 
 /// A GET of the cached URL: from memory when fresh, else revalidated (one request at a

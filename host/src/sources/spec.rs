@@ -185,9 +185,23 @@ pub fn credentials_from_secret(secret: &Secret) -> Result<GitCredentials, String
     }
 }
 
-/// Credentials read beforehand (e.g. from the cluster), by Secret.
+/// A PEM CA bundle held in a Secret (`ca.crt`, or `caFile` as Helm's repository files
+/// name it), to trust for a Helm repository over HTTPS.
+pub fn ca_from_secret(secret: &Secret) -> Option<Vec<u8>> {
+    let data = secret.data.as_ref()?;
+    ["ca.crt", "caFile"]
+        .into_iter()
+        .find_map(|key| data.get(key))
+        .map(|bytes| bytes.0.clone())
+}
+
+/// Credentials read beforehand (e.g. from the cluster), by Secret: git / basic-auth
+/// credentials, and CA bundles (see [`ca_from_secret`]).
 #[derive(Debug, Default)]
-pub struct KnownCredentials(pub BTreeMap<SecretRef, Result<GitCredentials, String>>);
+pub struct KnownCredentials(
+    pub BTreeMap<SecretRef, Result<GitCredentials, String>>,
+    pub BTreeMap<SecretRef, Vec<u8>>,
+);
 
 impl CredentialsLookup for KnownCredentials {
     fn git(&self, secret: &SecretRef) -> Result<GitCredentials, String> {
@@ -195,6 +209,10 @@ impl CredentialsLookup for KnownCredentials {
             .get(secret)
             .cloned()
             .unwrap_or_else(|| Err("not read".into()))
+    }
+
+    fn ca_bundle(&self, secret: &SecretRef) -> Option<Vec<u8>> {
+        self.1.get(secret).cloned()
     }
 }
 

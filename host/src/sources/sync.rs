@@ -26,8 +26,8 @@ use super::{
 use crate::capabilities::Grants;
 use crate::capabilities::git::GitGrant;
 use crate::capabilities::http::{
-    BasicAuth, CachedUrl, DEFAULT_INDEX_CAP, DEFAULT_RESPONSE_CAP, DEFAULT_TIMEOUT, HostPattern,
-    HttpGrant, ResponseCache,
+    BasicAuth, CachedUrl, CustomCa, DEFAULT_INDEX_CAP, DEFAULT_RESPONSE_CAP, DEFAULT_TIMEOUT,
+    HostPattern, HttpGrant, ResponseCache,
 };
 use crate::plugins::SourcePlugin;
 use crate::plugins::bindings::source::exports::capstan::plugin::source::{
@@ -101,6 +101,11 @@ impl Default for HelmRepositoryOptions {
 pub trait CredentialsLookup: Send + Sync {
     /// The git credentials in `secret`, or why they cannot be had.
     fn git(&self, secret: &SecretRef) -> Result<GitCredentials, String>;
+
+    /// A PEM CA bundle in `secret` to trust for a Helm repository over HTTPS, if any.
+    fn ca_bundle(&self, _secret: &SecretRef) -> Option<Vec<u8>> {
+        None
+    }
 }
 
 /// No credentials available anywhere (every lookup fails).
@@ -782,6 +787,22 @@ impl SourceSync {
         index: Arc<ResponseCache>,
         credentials: &dyn CredentialsLookup,
     ) -> Result<HttpGrant, SourceError> {
+        let ca_bundle = source
+            .credentials
+            .as_ref()
+            .and_then(|secret| credentials.ca_bundle(secret));
+        let ca = match (&source.credentials, &ca_bundle) {
+            (Some(secret), Some(pem)) => Some(CustomCa::from_pem(pem).map_err(|e| {
+                repository_error(
+                    source,
+                    format!(
+                        "credentials secret {}/{}: {e}",
+                        secret.namespace, secret.name
+                    ),
+                )
+            })?),
+            _ => None,
+        };
         let auth = match &source.credentials {
             None => None,
             Some(secret) => match credentials.git(secret) {
@@ -797,6 +818,8 @@ impl SourceSync {
                         ),
                     ));
                 }
+                // A Secret holding only a CA bundle: no basic auth.
+                Err(_) if ca.is_some() => None,
                 Err(message) => {
                     return Err(repository_error(
                         source,
@@ -814,6 +837,7 @@ impl SourceSync {
         Ok(grant
             .with_hosts(options.extra_hosts.iter().cloned())
             .with_credentials(auth)
+            .with_ca(ca)
             .with_max_response_bytes(options.max_chart_bytes)
             .with_timeout(options.timeout)
             .with_cached(CachedUrl {

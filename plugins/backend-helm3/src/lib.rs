@@ -2,7 +2,8 @@
 //!
 //! `template` renders a chart exactly as `helm template` does (through `capstan-helm`).
 //! `sync` (install/upgrade), `uninstall`, `status` and `history` keep Helm v3 release records
-//! (Secrets `sh.helm.release.v1.<name>.v<N>`) that the real `helm` CLI reads, and apply
+//! (Secrets or, with `HELM_DRIVER=configmap` in the plugin's WASI env grant, ConfigMaps
+//! `sh.helm.release.v1.<name>.v<N>`, all through `store`) that the real `helm` CLI reads, and apply
 //! objects through the host's `kube` capability (server-side apply, field manager
 //! `capstan`), with hooks and `wait`. `rollback` records a new revision as Helm does, and
 //! `plan` says from digests whether `sync` would change anything (a `sync` that would not

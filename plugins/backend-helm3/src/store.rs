@@ -1,6 +1,9 @@
-//! Release records in the cluster, through the host's `kube` capability: Secrets
-//! `sh.helm.release.v1.<name>.v<N>` in the release namespace, exactly as Helm's Secrets
-//! driver writes them (see `capstan_helm::release`), so `helm` reads ours and we read its.
+//! Release records in the cluster, through the host's `kube` capability, exactly as Helm's
+//! Secrets or ConfigMaps driver writes them (see `capstan_helm::release`), so `helm` reads
+//! ours and we read its: Secrets (the default) or ConfigMaps `sh.helm.release.v1.<name>.v<N>`
+//! in the release namespace. Every operation reads and writes records through this module
+//! only; the driver is `HELM_DRIVER`, read from the environment the plugin's WASI grant
+//! gives it (`wasi: {env: {HELM_DRIVER: configmap}}`), as the `helm` CLI reads it.
 
 use capstan_helm::release::{self, Driver, Release, Stamp, Status};
 use capstan_plugin_sdk::backend::capstan::plugin::kube::{self, ObjectRef, Propagation};
@@ -8,8 +11,11 @@ use capstan_plugin_sdk::backend::capstan::plugin::types::{
     ChartMetadata, Error, ErrorCode, ReleaseId, ReleaseInfo, ReleaseStatus,
 };
 
-/// The storage driver used for new records.
-pub const DRIVER: Driver = Driver::Secrets;
+/// The storage driver `HELM_DRIVER` names (unset or empty: Secrets, Helm's default).
+fn driver() -> Result<Driver, Error> {
+    let name = std::env::var("HELM_DRIVER").unwrap_or_default();
+    Driver::from_helm_driver(&name).map_err(|e| Error::new(ErrorCode::InvalidInput, e.to_string()))
+}
 
 fn internal(message: String) -> Error {
     Error::new(ErrorCode::Internal, message)
@@ -38,9 +44,10 @@ fn now_seconds() -> u64 {
 
 /// Every revision of `id`, oldest first.
 pub fn history(id: &ReleaseId) -> Result<Vec<Release>, Error> {
+    let kind = driver()?.kind();
     let objects = kube::list(
         "v1",
-        DRIVER.kind(),
+        kind,
         Some(&id.namespace),
         Some(&release::history_selector(&id.name)),
     )
@@ -51,7 +58,7 @@ pub fn history(id: &ReleaseId) -> Result<Vec<Release>, Error> {
             .map_err(|e| internal(format!("release record is not JSON: {e}")))?;
         // Items of a list carry no kind of their own.
         if let Some(fields) = value.as_object_mut() {
-            fields.entry("kind").or_insert_with(|| DRIVER.kind().into());
+            fields.entry("kind").or_insert_with(|| kind.into());
         }
         let record = release::from_storage_object(&value).map_err(|e| {
             Error::new(
@@ -68,7 +75,7 @@ pub fn history(id: &ReleaseId) -> Result<Vec<Release>, Error> {
 /// Write a new record; fails with `conflict` when the revision exists (another operation
 /// got there first — Helm's optimistic lock).
 pub fn create(record: &Release) -> Result<(), Error> {
-    let object = release::storage_object(DRIVER, record, Stamp::Created(now_seconds()))
+    let object = release::storage_object(driver()?, record, Stamp::Created(now_seconds()))
         .map_err(|e| internal(e.to_string()))?;
     kube::create(&object.to_string())
         .map_err(|e| with_context(e, &format!("create release record {}", record.key())))?;
@@ -77,7 +84,7 @@ pub fn create(record: &Release) -> Result<(), Error> {
 
 /// Rewrite a record (status changes), like the driver's unconditional `Update`.
 pub fn update(record: &Release) -> Result<(), Error> {
-    let object = release::storage_object(DRIVER, record, Stamp::Modified(now_seconds()))
+    let object = release::storage_object(driver()?, record, Stamp::Modified(now_seconds()))
         .map_err(|e| internal(e.to_string()))?;
     kube::apply(&object.to_string(), true)
         .map_err(|e| with_context(e, &format!("update release record {}", record.key())))?;
@@ -90,7 +97,7 @@ pub fn delete(id: &ReleaseId, version: u32) -> Result<(), Error> {
     kube::delete(
         &ObjectRef {
             api_version: "v1".into(),
-            kind: DRIVER.kind().into(),
+            kind: driver()?.kind().into(),
             namespace: Some(id.namespace.clone()),
             name: name.clone(),
         },

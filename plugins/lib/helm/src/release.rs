@@ -759,12 +759,46 @@ pub enum Driver {
     ConfigMaps,
 }
 
+/// A `HELM_DRIVER` value that names no driver we keep records with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownDriver {
+    /// The value given.
+    pub name: String,
+}
+
+impl std::fmt::Display for UnknownDriver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "HELM_DRIVER {:?} is not supported: accepted are \"secret\", \"secrets\" (the \
+             default), \"configmap\" and \"configmaps\" (Helm's \"sql\" and \"memory\" \
+             drivers keep records outside the cluster and are not supported)",
+            self.name
+        )
+    }
+}
+
+impl std::error::Error for UnknownDriver {}
+
 impl Driver {
     /// Kubernetes kind of the storage objects.
     pub fn kind(self) -> &'static str {
         match self {
             Driver::Secrets => "Secret",
             Driver::ConfigMaps => "ConfigMap",
+        }
+    }
+
+    /// The driver a `HELM_DRIVER` value names, as `Configuration.Init` reads it: `secret`,
+    /// `secrets` or empty for Secrets, `configmap` or `configmaps` for ConfigMaps. Helm's
+    /// `memory` and `sql` drivers keep records outside the cluster and are refused.
+    pub fn from_helm_driver(name: &str) -> Result<Driver, UnknownDriver> {
+        match name {
+            "" | "secret" | "secrets" => Ok(Driver::Secrets),
+            "configmap" | "configmaps" => Ok(Driver::ConfigMaps),
+            other => Err(UnknownDriver {
+                name: other.to_owned(),
+            }),
         }
     }
 }
@@ -1032,6 +1066,31 @@ mod tests {
             to_json(&release).unwrap(),
             r#"{"name":"a","info":{"deleted":"","status":"unknown"},"version":1}"#
         );
+    }
+
+    #[test]
+    fn helm_driver_names() {
+        for (name, driver) in [
+            ("", Driver::Secrets),
+            ("secret", Driver::Secrets),
+            ("secrets", Driver::Secrets),
+            ("configmap", Driver::ConfigMaps),
+            ("configmaps", Driver::ConfigMaps),
+        ] {
+            assert_eq!(Driver::from_helm_driver(name), Ok(driver), "{name}");
+        }
+        let error = Driver::from_helm_driver("ConfigMap")
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("\"ConfigMap\""), "{error}");
+        assert!(error.contains("\"configmaps\""), "{error}");
+        let error = Driver::from_helm_driver("sql").unwrap_err().to_string();
+        assert!(
+            error.starts_with("HELM_DRIVER \"sql\" is not supported"),
+            "{error}"
+        );
+        assert!(error.contains("\"memory\" drivers"), "{error}");
+        assert!(Driver::from_helm_driver("memory").is_err());
     }
 
     #[test]
