@@ -177,7 +177,8 @@ pub struct HistoryArgs {
     pub max: u32,
 }
 
-fn status_text(status: ReleaseStatus) -> &'static str {
+/// Helm's name of a release status (`deployed`, `pending-install`, ...).
+pub fn status_text(status: ReleaseStatus) -> &'static str {
     match status {
         ReleaseStatus::Unknown => "unknown",
         ReleaseStatus::Deployed => "deployed",

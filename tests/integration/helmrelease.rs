@@ -160,7 +160,8 @@ pub async fn wait_for(
             let log = operator.log();
             let tail: Vec<&str> = log.lines().rev().take(40).collect();
             panic!(
-                "{name}: timed out waiting for {what}; status: {:#?}\noperator log (last lines):\n{}",
+                "{name}: timed out waiting for {what}; generation {:?}, status: {:#?}\noperator log (last lines):\n{}",
+                current.as_ref().and_then(|h| h.metadata.generation),
                 current.and_then(|h| h.status),
                 tail.into_iter().rev().collect::<Vec<_>>().join("\n")
             );
@@ -760,4 +761,83 @@ pub async fn helmrelease_from_a_helm_repository_follows_new_versions(cluster: Ar
     api.delete("hello", &DeleteParams::default()).await.unwrap();
     wait_gone(&api, "hello", &operator).await;
     assert_eq!(helm_revisions(&cluster, &release, &ns), 0);
+}
+
+pub async fn a_failed_upgrade_is_rolled_back_when_asked(cluster: Arc<Cluster>) {
+    install_crd(&cluster);
+    let dir = tempfile::tempdir().unwrap();
+    let repo = chart_repository(dir.path());
+    let url = format!("file://{}", repo.display());
+    let ns = cluster.create_namespace("hr-rollback").await;
+    let api: Api<HelmRelease> = Api::namespaced(cluster.client().await, &ns);
+    let hello = helm_release(
+        "hello",
+        &ns,
+        serde_json::json!({
+            "chart": {"git": url, "ref": "main", "path": "charts/hello"},
+            "timeout": 5,
+            "rollback": {"enable": true},
+        }),
+    );
+    api.create(&PostParams::default(), &hello).await.unwrap();
+    let operator = Operator::start(&cluster, dir.path(), &[]);
+    let long = Duration::from_secs(120);
+    wait_for(&api, "hello", &operator, "Ready", long, ready).await;
+
+    // An upgrade whose pods can never run: it fails its wait, is rolled back, and (without
+    // rollback.retry) is not retried until the spec changes.
+    patch_spec(
+        &api,
+        "hello",
+        serde_json::json!({"values": {"nodeSelector": {"capstan.dev/no-such-node": "true"}}}),
+    )
+    .await;
+    let rolled_back = wait_for(
+        &api,
+        "hello",
+        &operator,
+        "RolledBack and Stalled",
+        long,
+        |hr| {
+            condition(hr, "RolledBack").is_some_and(|c| c.status == "True")
+                && condition(hr, "Stalled").is_some_and(|c| c.status == "True")
+        },
+    )
+    .await;
+    let status = rolled_back.status.unwrap();
+    assert_eq!(status.rollback_count, 1);
+    assert_eq!(status.revision, Some(3));
+    let release = format!("{ns}-hello");
+    assert_eq!(
+        release_statuses(&cluster, &release, &ns),
+        ["superseded", "failed", "deployed"]
+    );
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    assert_eq!(
+        helm_revisions(&cluster, &release, &ns),
+        3,
+        "{}",
+        operator.log()
+    );
+
+    // Back to the spec of the rolled-back revision: Ready again with nothing to upgrade
+    // (revision 3 already runs that chart with those values).
+    patch_spec(
+        &api,
+        "hello",
+        serde_json::json!({"values": {"nodeSelector": null}}),
+    )
+    .await;
+    wait_for(
+        &api,
+        "hello",
+        &operator,
+        "Ready after the fix",
+        long,
+        |hr| ready(hr) && revision(hr) == Some(3),
+    )
+    .await;
+    assert_eq!(helm_revisions(&cluster, &release, &ns), 3);
+    api.delete("hello", &DeleteParams::default()).await.unwrap();
+    wait_gone(&api, "hello", &operator).await;
 }

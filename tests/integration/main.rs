@@ -53,6 +53,9 @@ const TESTS: &[(&str, TestFn)] = &[
         "helmrelease_from_a_helm_repository_follows_new_versions",
         |c| Box::pin(helmrelease::helmrelease_from_a_helm_repository_follows_new_versions(c)),
     ),
+    ("a_failed_upgrade_is_rolled_back_when_asked", |c| {
+        Box::pin(helmrelease::a_failed_upgrade_is_rolled_back_when_asked(c))
+    }),
     ("only_the_leader_replica_acts", |c| {
         Box::pin(helmrelease::only_the_leader_replica_acts(c))
     }),

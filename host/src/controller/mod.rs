@@ -20,7 +20,7 @@ use kube::core::PartialObjectMeta;
 use kube::runtime::controller::{Config as ControllerConfig, Controller};
 use kube::runtime::events::{Recorder, Reporter};
 use kube::runtime::reflector::{ObjectRef, Store};
-use kube::runtime::{WatchStreamExt, watcher};
+use kube::runtime::{Predicate, PredicateConfig, WatchStreamExt, predicates, watcher};
 use kube::{Api, Client, ResourceExt};
 
 use crate::api::HelmRelease;
@@ -162,8 +162,21 @@ pub async fn run(
         .list(&kube::api::ListParams::default().limit(1))
         .await
         .map_err(StartError::Crd)?;
-    let controller = Controller::new(helm_releases, watcher::Config::default().any_semantic());
-    let store = controller.store();
+    // Status writes (this operator's own) must not trigger reconciles, or a failing release
+    // would retry at once instead of after its backoff: only spec (generation), annotation
+    // (reconcile-at, force-at) and finalizer changes do.
+    let (store, store_writer) = kube::runtime::reflector::store();
+    let changes = watcher(helm_releases, watcher::Config::default().any_semantic())
+        .default_backoff()
+        .reflect(store_writer)
+        .applied_objects()
+        .predicate_filter(
+            predicates::generation
+                .combine(predicates::annotations)
+                .combine(predicates::finalizers),
+            PredicateConfig::default(),
+        );
+    let controller = Controller::for_stream(changes, store.clone());
     let (changed_tx, mut changed_rx) = tokio::sync::mpsc::unbounded_channel();
     // Joined rather than spawned: a source pass borrows across awaits in ways that are not
     // `Send` for every lifetime, and both loops are meant to stop together anyway.

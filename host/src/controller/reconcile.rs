@@ -18,8 +18,8 @@ use super::Context;
 use super::sourcing::chart_source_of;
 use super::values::{compose, fetch_values_from};
 use crate::api::{
-    DEFAULT_MAX_HISTORY, DEFAULT_TIMEOUT_SECONDS, FINALIZER, FORCE_AT_ANNOTATION, HelmRelease,
-    HelmReleaseStatus, RECONCILE_AT_ANNOTATION,
+    DEFAULT_MAX_HISTORY, DEFAULT_ROLLBACK_MAX_RETRIES, DEFAULT_TIMEOUT_SECONDS, FINALIZER,
+    FORCE_AT_ANNOTATION, HelmRelease, HelmReleaseStatus, RECONCILE_AT_ANNOTATION,
 };
 use crate::plugins::BackendPlugin;
 use crate::plugins::bindings::backend::exports::capstan::plugin::backend::{
@@ -27,6 +27,7 @@ use crate::plugins::bindings::backend::exports::capstan::plugin::backend::{
 };
 use crate::plugins::bindings::types::{ChartArtifact, ChartMetadata, ReleaseId, ReleaseStatus};
 use crate::plugins::call::{CallError, CallFailure};
+use crate::release::status_text;
 use crate::sources::ReleaseKey;
 
 /// Why a reconcile failed in a way the controller should retry with backoff.
@@ -274,6 +275,14 @@ async fn apply(hr: &HelmRelease, ctx: &Context) -> Action {
 
 async fn apply_inner(hr: &HelmRelease, ctx: &Context) -> Result<Action, ReconcileError> {
     let started = Instant::now();
+    // The controller's cache can lag behind this operator's own last status write (a
+    // reconcile queued by that write may run before the cache sees it): decide from the
+    // object as the API server has it now.
+    let api: Api<HelmRelease> = Api::namespaced(ctx.client.clone(), &hr.namespace_or_default());
+    let Some(fresh) = api.get_opt(&hr.name_any()).await? else {
+        return Ok(Action::await_change());
+    };
+    let hr = &fresh;
     let mut writer = StatusWriter {
         hr,
         ctx,
@@ -544,37 +553,74 @@ async fn apply_inner(hr: &HelmRelease, ctx: &Context) -> Result<Action, Reconcil
             let message = format!("{action_name} failed: {message}");
             writer.set("Released", false, reason, &message);
             writer.ready(false, reason, &message);
-            // What the release is now (a failed upgrade stays `failed` in its record).
-            if let Ok(Some(info)) = backend.status(&release, ctx.grants_for(&release)).await {
-                writer.status.revision = Some(i64::from(info.revision));
-                writer.status.release_status = Some(
-                    match info.status {
-                        ReleaseStatus::Deployed => "deployed",
-                        ReleaseStatus::Failed => "failed",
-                        ReleaseStatus::Superseded => "superseded",
-                        _ => "other",
+            // What the release is now: a failed upgrade stays `failed` in its record, or
+            // the backend rolled it back (rollback.enable) to a new deployed revision.
+            let now_deployed = match backend.status(&release, ctx.grants_for(&release)).await {
+                Ok(Some(info)) => {
+                    writer.status.revision = Some(i64::from(info.revision));
+                    writer.status.release_status = Some(status_text(info.status).into());
+                    (info.status == ReleaseStatus::Deployed).then_some(info.revision)
+                }
+                _ => {
+                    if installing {
+                        writer.status.revision = None;
+                        writer.status.release_status = None;
                     }
-                    .into(),
-                );
-            } else if installing {
-                writer.status.revision = None;
-                writer.status.release_status = None;
-            }
+                    None
+                }
+            };
             ctx.metrics.observe(action_name, false, started.elapsed());
             publish(ctx, hr, EventType::Warning, reason, message.clone()).await;
             let failures = writer.status.failures;
-            let next = match retries_allowed(hr, installing) {
-                Some(allowed) if failures > allowed => {
-                    writer.stalled(
-                        "RetriesExhausted",
-                        &format!("{message} (gave up after {failures} attempts)"),
+            let rollback = hr.spec.rollback.as_ref().filter(|r| r.enable);
+            let next = match (rollback, now_deployed) {
+                (Some(rollback), Some(revision)) if !installing => {
+                    writer.status.rollback_count += 1;
+                    let count = writer.status.rollback_count;
+                    let rolled_back = format!(
+                        "{message}; rolled back to the last deployed release as revision {revision}"
                     );
-                    Action::await_change()
+                    writer.set("RolledBack", true, "RolledBack", &rolled_back);
+                    writer.ready(false, reason, &rolled_back);
+                    publish(
+                        ctx,
+                        hr,
+                        EventType::Warning,
+                        "RolledBack",
+                        rolled_back.clone(),
+                    )
+                    .await;
+                    let max = rollback.max_retries.unwrap_or(DEFAULT_ROLLBACK_MAX_RETRIES);
+                    if !rollback.retry {
+                        writer.stalled(
+                            "RolledBack",
+                            &format!("{rolled_back}; not retried (rollback.retry is false)"),
+                        );
+                        Action::await_change()
+                    } else if max > 0 && count >= max {
+                        writer.stalled(
+                            "RetriesExhausted",
+                            &format!("{rolled_back}; gave up after {count} rollbacks (rollback.maxRetries)"),
+                        );
+                        Action::await_change()
+                    } else {
+                        writer.reconciling(reason, &format!("upgrade retry {count} scheduled"));
+                        Action::requeue(backoff(failures))
+                    }
                 }
-                _ => {
-                    writer.reconciling(reason, &format!("retry {failures} scheduled"));
-                    Action::requeue(backoff(failures))
-                }
+                _ => match retries_allowed(hr, installing) {
+                    Some(allowed) if failures > allowed => {
+                        writer.stalled(
+                            "RetriesExhausted",
+                            &format!("{message} (gave up after {failures} attempts)"),
+                        );
+                        Action::await_change()
+                    }
+                    _ => {
+                        writer.reconciling(reason, &format!("retry {failures} scheduled"));
+                        Action::requeue(backoff(failures))
+                    }
+                },
             };
             finish(writer, next).await
         }

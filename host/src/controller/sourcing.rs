@@ -13,7 +13,7 @@ use kube::{Api, Client};
 use tokio::sync::{Notify, RwLock, mpsc};
 
 use crate::api::{DEFAULT_GIT_REF, HelmRelease};
-use crate::sources::spec::{KnownCredentials, credentials_from_secret};
+use crate::sources::spec::{KnownCredentials, ca_from_secret, credentials_from_secret};
 use crate::sources::sync::{ArtifactRef, SourceSync};
 use crate::sources::{
     ChartSource, GitChartSource, GitReference, HelmRepositorySource, ReleaseKey, SecretRef,
@@ -159,7 +159,12 @@ async fn pass(
     for secret in secrets {
         let api: Api<Secret> = Api::namespaced(client.clone(), &secret.namespace);
         let read = match api.get_opt(&secret.name).await {
-            Ok(Some(found)) => credentials_from_secret(&found),
+            Ok(Some(found)) => {
+                if let Some(ca) = ca_from_secret(&found) {
+                    credentials.1.insert(secret.clone(), ca);
+                }
+                credentials_from_secret(&found)
+            }
             Ok(None) => Err("not found".to_owned()),
             Err(error) => Err(format!("cannot be read: {error}")),
         };
