@@ -795,6 +795,7 @@ async fn operate(
         metrics: parts.metrics,
         discovery: Arc::new(capstan::capabilities::kube::DiscoveryCache::default()),
         cluster_kinds: operator.cluster_kinds.clone(),
+        claims: Default::default(),
         options: ControllerOptions {
             resync: Duration::from_secs(operator.resync_interval.max(1)),
             source_tick: Duration::from_secs(operator.source_interval.clamp(1, 10)),

@@ -336,6 +336,30 @@ pub async fn helmrelease_from_git_follows_values_commits_and_configmaps(cluster:
     );
     assert_eq!(helm_revisions(&cluster, &format!("{ns}-broken"), &ns), 0);
 
+    // A second HelmRelease naming the same release is refused; the release is untouched.
+    let twin = helm_release(
+        "twin",
+        &ns,
+        serde_json::json!({
+            "chart": {"git": url, "ref": "main", "path": "charts/hello"},
+            "releaseName": release,
+            "values": {"message": "twin"},
+        }),
+    );
+    api.create(&PostParams::default(), &twin).await.unwrap();
+    let refused = wait_for(&api, "twin", &operator, "a release conflict", long, |hr| {
+        condition(hr, "Stalled").is_some_and(|c| c.reason == "ReleaseConflict")
+    })
+    .await;
+    let message = &condition(&refused, "Stalled").unwrap().message;
+    assert!(
+        message.contains(&format!("managed by HelmRelease {ns}/hello")),
+        "{message}"
+    );
+    api.delete("twin", &DeleteParams::default()).await.unwrap();
+    wait_gone(&api, "twin", &operator).await;
+    assert_eq!(helm_revisions(&cluster, &release, &ns), 1);
+
     // New values → revision 2.
     patch_spec(
         &api,

@@ -68,6 +68,44 @@ pub struct Context {
     pub cluster_kinds: Vec<String>,
     /// Timing.
     pub options: ControllerOptions,
+    /// Which HelmRelease manages which Helm release.
+    pub claims: ReleaseClaims,
+}
+
+/// Which HelmRelease manages each Helm release (`namespace/name`): the first one to
+/// reconcile it. A second HelmRelease naming the same release is refused, so two
+/// operations on one release never run at once (each HelmRelease is reconciled by one
+/// worker at a time) and two specs never fight over one release.
+#[derive(Default)]
+pub struct ReleaseClaims {
+    owners: std::sync::Mutex<BTreeMap<(String, String), crate::sources::ReleaseKey>>,
+}
+
+impl ReleaseClaims {
+    /// Claim `release` for `owner`; the current owner when another HelmRelease has it.
+    pub fn claim(
+        &self,
+        release: &ReleaseId,
+        owner: &crate::sources::ReleaseKey,
+    ) -> Result<(), crate::sources::ReleaseKey> {
+        let mut owners = self.owners.lock().unwrap_or_else(|e| e.into_inner());
+        let key = (release.namespace.clone(), release.name.clone());
+        match owners.get(&key) {
+            Some(current) if current != owner => Err(current.clone()),
+            _ => {
+                // A HelmRelease that now names another release gives up its old claim.
+                owners.retain(|_, o| o != owner);
+                owners.insert(key, owner.clone());
+                Ok(())
+            }
+        }
+    }
+
+    /// Forget what `owner` claimed (it was deleted).
+    pub fn release(&self, owner: &crate::sources::ReleaseKey) {
+        let mut owners = self.owners.lock().unwrap_or_else(|e| e.into_inner());
+        owners.retain(|_, o| o != owner);
+    }
 }
 
 impl Context {
@@ -237,5 +275,38 @@ pub fn reporter() -> Reporter {
     Reporter {
         controller: "capstan".into(),
         instance: std::env::var("POD_NAME").ok(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sources::ReleaseKey;
+
+    fn key(name: &str) -> ReleaseKey {
+        ReleaseKey {
+            namespace: "n".into(),
+            name: name.into(),
+        }
+    }
+
+    fn release(name: &str) -> ReleaseId {
+        ReleaseId {
+            namespace: "n".into(),
+            name: name.into(),
+        }
+    }
+
+    #[test]
+    fn one_helmrelease_per_release() {
+        let claims = ReleaseClaims::default();
+        assert!(claims.claim(&release("web"), &key("a")).is_ok());
+        assert!(claims.claim(&release("web"), &key("a")).is_ok());
+        assert_eq!(claims.claim(&release("web"), &key("b")), Err(key("a")));
+        // `a` renames its release: `web` is free for `b`.
+        assert!(claims.claim(&release("web2"), &key("a")).is_ok());
+        assert!(claims.claim(&release("web"), &key("b")).is_ok());
+        claims.release(&key("b"));
+        assert!(claims.claim(&release("web"), &key("c")).is_ok());
     }
 }

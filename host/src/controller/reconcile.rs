@@ -394,6 +394,14 @@ async fn apply_inner(hr: &HelmRelease, ctx: &Context) -> Result<Action, Reconcil
         .condition("Ready")
         .is_some_and(|c| c.status == "True");
 
+    if let Err(owner) = ctx.claims.claim(&release, &key) {
+        let message = format!(
+            "release {}/{} is managed by HelmRelease {owner}; set spec.releaseName or spec.targetNamespace to tell them apart",
+            release.namespace, release.name
+        );
+        writer.stalled("ReleaseConflict", &message);
+        return finish(writer, Action::requeue(ctx.options.resync)).await;
+    }
     let grants = ctx.grants_for(&release);
     let current = match backend.status(&release, grants.clone()).await {
         Ok(current) => current,
@@ -640,6 +648,21 @@ async fn cleanup(hr: &HelmRelease, ctx: &Context) -> Result<Action, ReconcileErr
         Ok(found) => found,
         Err(message) => return Err(failed(message)),
     };
+    if let Err(owner) = ctx.claims.claim(&release, &key) {
+        // Another HelmRelease manages this release: deleting this one must not remove it.
+        publish(
+            ctx,
+            hr,
+            EventType::Warning,
+            "UninstallSkipped",
+            format!(
+                "release {}/{} is managed by HelmRelease {owner}; not uninstalled",
+                release.namespace, release.name
+            ),
+        )
+        .await;
+        return Ok(Action::await_change());
+    }
     let options = UninstallOptions {
         keep_history: false,
         wait: false,
@@ -656,6 +679,7 @@ async fn cleanup(hr: &HelmRelease, ctx: &Context) -> Result<Action, ReconcileErr
         .await
     {
         Ok(removed) => {
+            ctx.claims.release(&key);
             ctx.metrics.observe("uninstall", true, started.elapsed());
             ctx.metrics.forget(&key.namespace, &key.name);
             if removed.is_some() {
