@@ -40,7 +40,7 @@ pub fn register(funcs: &mut FuncMap) {
     funcs.add("genPrivateKey", 1, false, |args| {
         let kind = arg_str(args, 0)?;
         let key = match kind {
-            "" | "rsa" => rsa::RsaPrivateKey::new(&mut SystemRandom, 4096).map(PrivateKey::Rsa),
+            "" | "rsa" => crate::rsakey::generate(4096).map(PrivateKey::Rsa),
             "ecdsa" => Ok(PrivateKey::Ec(p256::SecretKey::random(&mut SystemRandom))),
             "ed25519" => Ok(PrivateKey::Ed25519(ed25519_dalek::SigningKey::generate(
                 &mut SystemRandom,
@@ -116,7 +116,7 @@ pub fn register(funcs: &mut FuncMap) {
 }
 
 fn new_rsa_key() -> Result<PrivateKey, FuncError> {
-    rsa::RsaPrivateKey::new(&mut SystemRandom, 2048)
+    crate::rsakey::generate(2048)
         .map(PrivateKey::Rsa)
         .map_err(|e| FuncError::new(format!("error generating rsa key: {e}")))
 }

@@ -22,6 +22,7 @@ mod math;
 pub mod paths;
 mod reflect;
 mod regex;
+mod rsakey;
 pub mod semver;
 mod strings;
 mod url;
