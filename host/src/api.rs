@@ -22,7 +22,7 @@ pub const DEFAULT_TIMEOUT_SECONDS: i64 = 300;
 /// Revisions kept when `spec.maxHistory` is not set.
 pub const DEFAULT_MAX_HISTORY: i64 = 10;
 /// The git ref followed when `spec.chart.ref` is not set.
-pub const DEFAULT_GIT_REF: &str = "master";
+pub use crate::sources::spec::DEFAULT_GIT_REF;
 /// Retries of a failed rollback-remediated upgrade when `rollback.maxRetries` is not set.
 pub const DEFAULT_ROLLBACK_MAX_RETRIES: i64 = 5;
 

@@ -6,9 +6,12 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+#[path = "../../tests/support/repo_server.rs"]
+mod repo_server;
 
 use capstan::capabilities::http::HostPattern;
 use capstan::config::{PluginConfig, PluginLimits, PluginWorld, WasiGrants};
@@ -20,6 +23,7 @@ use capstan::sources::sync::{
     SourceSyncOptions,
 };
 use capstan::sources::{ChartSource, HelmRepositorySource, ReleaseKey, SecretRef};
+use repo_server::RepoServer;
 
 const INTERVAL: Duration = Duration::from_secs(60);
 const GRACE: Duration = Duration::from_secs(300);
@@ -89,74 +93,6 @@ fn publish(work: &Path, out: &Path, name: &str, versions: &[&str]) {
                 out.to_str().unwrap(),
             ],
         );
-    }
-}
-
-/// `tests/support/helm_repo_server.py` serving `root`.
-struct RepoServer {
-    child: Child,
-    port: u16,
-    log: PathBuf,
-}
-
-impl RepoServer {
-    fn start(root: &Path, log: PathBuf, credentials: Option<(&str, &str)>) -> RepoServer {
-        Self::start_with(root, log, credentials, None)
-    }
-
-    /// With `tls` (certificate and key files), over HTTPS.
-    fn start_with(
-        root: &Path,
-        log: PathBuf,
-        credentials: Option<(&str, &str)>,
-        tls: Option<(&Path, &Path)>,
-    ) -> RepoServer {
-        use std::io::BufRead;
-        let script =
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/support/helm_repo_server.py");
-        let mut command = Command::new("python3");
-        command.arg(script).arg(root);
-        if let Some((cert, key)) = tls {
-            command.env("TLS_CERT", cert).env("TLS_KEY", key);
-        }
-        if let Some((user, password)) = credentials {
-            command.args([user, password]);
-        }
-        let mut child = command
-            .stdout(Stdio::piped())
-            .stderr(Stdio::from(std::fs::File::create(&log).unwrap()))
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        std::io::BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        RepoServer {
-            child,
-            port: line.trim().parse().expect("port"),
-            log,
-        }
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("http://127.0.0.1:{}/{path}", self.port)
-    }
-
-    /// Logged requests (`METHOD PATH STATUS auth|noauth`) whose path starts with `prefix`.
-    fn requests(&self, prefix: &str) -> Vec<String> {
-        std::fs::read_to_string(&self.log)
-            .unwrap()
-            .lines()
-            .filter(|l| l.split(' ').nth(1).is_some_and(|p| p.starts_with(prefix)))
-            .map(str::to_owned)
-            .collect()
-    }
-}
-
-impl Drop for RepoServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

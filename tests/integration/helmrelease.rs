@@ -43,11 +43,7 @@ impl Operator {
             Instant::now().elapsed().as_nanos()
         ));
         let log_file = std::fs::File::create(&log).unwrap();
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let port = crate::operator::free_port();
         let child = Command::new(repo_root().join("target/debug/capstan"))
             .args(["run", "--config"])
             .arg(&config_path)
@@ -70,12 +66,7 @@ impl Operator {
 
     /// The value of an unlabelled metric on /metrics, when served.
     pub fn metric(&self, name: &str) -> Option<f64> {
-        use std::io::{Read, Write};
-        let mut stream = std::net::TcpStream::connect(("127.0.0.1", self.port)).ok()?;
-        stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
-        write!(stream, "GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").ok()?;
-        let mut body = String::new();
-        stream.read_to_string(&mut body).ok()?;
+        let (_, body) = crate::operator::http_get(self.port, "/metrics")?;
         body.lines()
             .find_map(|line| line.strip_prefix(&format!("{name} ")))
             .and_then(|v| v.trim().parse().ok())

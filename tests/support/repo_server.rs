@@ -15,11 +15,25 @@ pub struct RepoServer {
 impl RepoServer {
     /// Serve `root`, logging requests to `log`, behind basic auth when `credentials` are given.
     pub fn start(root: &Path, log: PathBuf, credentials: Option<(&str, &str)>) -> RepoServer {
+        Self::start_with(root, log, credentials, None)
+    }
+
+    #[allow(dead_code)]
+    /// Like [`RepoServer::start`]; with `tls` (certificate and key files), over HTTPS.
+    pub fn start_with(
+        root: &Path,
+        log: PathBuf,
+        credentials: Option<(&str, &str)>,
+        tls: Option<(&Path, &Path)>,
+    ) -> RepoServer {
         use std::io::BufRead;
         let script =
             Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/support/helm_repo_server.py");
         let mut command = Command::new("python3");
         command.arg(script).arg(root);
+        if let Some((cert, key)) = tls {
+            command.env("TLS_CERT", cert).env("TLS_KEY", key);
+        }
         if let Some((user, password)) = credentials {
             command.args([user, password]);
         }

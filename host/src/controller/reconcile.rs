@@ -114,15 +114,20 @@ fn key_of(hr: &HelmRelease) -> ReleaseKey {
     }
 }
 
+/// The operation budget: `spec.timeout`, 300 s by default.
+fn timeout_seconds(hr: &HelmRelease) -> u32 {
+    hr.spec
+        .timeout
+        .unwrap_or(DEFAULT_TIMEOUT_SECONDS)
+        .clamp(1, i64::from(u32::MAX)) as u32
+}
+
 fn sync_options(hr: &HelmRelease) -> SyncOptions {
     let spec = &hr.spec;
     let rollback_enabled = spec.rollback.as_ref().is_some_and(|r| r.enable);
     SyncOptions {
         wait: spec.wait.unwrap_or(rollback_enabled),
-        timeout_seconds: spec
-            .timeout
-            .unwrap_or(DEFAULT_TIMEOUT_SECONDS)
-            .clamp(1, i64::from(u32::MAX)) as u32,
+        timeout_seconds: timeout_seconds(hr),
         atomic: true,
         rollback_on_failure: rollback_enabled,
         max_history: spec
@@ -666,11 +671,7 @@ async fn cleanup(hr: &HelmRelease, ctx: &Context) -> Result<Action, ReconcileErr
     let options = UninstallOptions {
         keep_history: false,
         wait: false,
-        timeout_seconds: hr
-            .spec
-            .timeout
-            .unwrap_or(DEFAULT_TIMEOUT_SECONDS)
-            .clamp(1, i64::from(u32::MAX)) as u32,
+        timeout_seconds: timeout_seconds(hr),
         disable_hooks: false,
     };
     ctx.metrics.actions.inc();

@@ -12,7 +12,7 @@ use kube::runtime::reflector::{ObjectRef, Store};
 use kube::{Api, Client};
 use tokio::sync::{Notify, RwLock, mpsc};
 
-use crate::api::{DEFAULT_GIT_REF, HelmRelease};
+use crate::api::HelmRelease;
 use crate::sources::spec::{KnownCredentials, ca_from_secret, credentials_from_secret};
 use crate::sources::sync::{ArtifactRef, SourceSync};
 use crate::sources::{
@@ -43,16 +43,7 @@ pub fn chart_source_of(hr: &HelmRelease) -> Result<ChartSource, String> {
             credentials: chart.chart_pull_secret.as_ref().map(secret),
         }));
     };
-    let reference = chart
-        .git_ref
-        .clone()
-        .filter(|r| !r.is_empty())
-        .unwrap_or_else(|| DEFAULT_GIT_REF.to_owned());
-    let reference = if reference.len() == 40 && reference.chars().all(|c| c.is_ascii_hexdigit()) {
-        GitReference::Commit(reference)
-    } else {
-        GitReference::Branch(reference)
-    };
+    let reference = GitReference::from_ref_field(chart.git_ref.as_deref());
     Ok(ChartSource::Git(GitChartSource {
         url: url.clone(),
         reference,
@@ -201,5 +192,58 @@ async fn pass(
             collected = report.collected.len(),
             "source pass"
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::{ChartSource as ChartSpec, HelmReleaseSpec};
+
+    fn release(chart: ChartSpec) -> HelmRelease {
+        let mut hr = HelmRelease::new(
+            "a",
+            HelmReleaseSpec {
+                chart,
+                ..HelmReleaseSpec::default()
+            },
+        );
+        hr.metadata.namespace = Some("n".into());
+        hr
+    }
+
+    #[test]
+    fn a_spec_without_a_usable_source_is_refused_naming_the_field() {
+        let none = chart_source_of(&release(ChartSpec::default())).unwrap_err();
+        assert!(none.starts_with("spec.chart: set git"), "{none}");
+        let nameless = chart_source_of(&release(ChartSpec {
+            repository: Some("https://charts.example.com/".into()),
+            ..ChartSpec::default()
+        }))
+        .unwrap_err();
+        assert!(
+            nameless.starts_with("spec.chart.name: missing"),
+            "{nameless}"
+        );
+    }
+
+    #[test]
+    fn git_sources_take_the_flux_defaults_and_the_secret_namespace() {
+        let source = chart_source_of(&release(ChartSpec {
+            git: Some("file:///repo".into()),
+            path: Some("/charts/a/".into()),
+            secret_ref: Some(crate::api::NamespacedRef {
+                name: "auth".into(),
+                namespace: None,
+            }),
+            ..ChartSpec::default()
+        }))
+        .unwrap();
+        let ChartSource::Git(git) = source else {
+            panic!("not a git source: {source:?}")
+        };
+        assert_eq!(git.reference, GitReference::Branch("master".into()));
+        assert_eq!(git.path, "charts/a");
+        assert_eq!(git.credentials.unwrap().namespace, "n");
     }
 }

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::{Api, Client};
 
-use crate::api::{HelmRelease, KeyRef};
+use crate::api::{HelmRelease, KeyRef, ValuesFromSource};
 
 /// Why a HelmRelease's values cannot be composed. Names the object and key at fault.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -43,6 +43,15 @@ pub enum Fetched {
     Skipped,
 }
 
+/// The object kind and key a `valuesFrom` entry names, if any.
+fn entry_ref(entry: &ValuesFromSource) -> Option<(&'static str, &KeyRef)> {
+    match (&entry.config_map_key_ref, &entry.secret_key_ref) {
+        (Some(r), _) => Some(("ConfigMap", r)),
+        (None, Some(r)) => Some(("Secret", r)),
+        (None, None) => None,
+    }
+}
+
 /// Objects `valuesFrom` refers to: `(kind, namespace, name)`.
 pub fn referenced_objects(hr: &HelmRelease) -> Vec<(&'static str, String, String)> {
     let namespace = hr.namespace_or_default();
@@ -50,11 +59,7 @@ pub fn referenced_objects(hr: &HelmRelease) -> Vec<(&'static str, String, String
         .values_from
         .iter()
         .filter_map(|entry| {
-            let (kind, key_ref) = match (&entry.config_map_key_ref, &entry.secret_key_ref) {
-                (Some(r), _) => ("ConfigMap", r),
-                (None, Some(r)) => ("Secret", r),
-                (None, None) => return None,
-            };
+            let (kind, key_ref) = entry_ref(entry)?;
             Some((
                 kind,
                 key_ref
@@ -118,11 +123,7 @@ pub async fn fetch_values_from(
     let namespace = hr.namespace_or_default();
     let mut fetched = Vec::new();
     for (index, entry) in hr.spec.values_from.iter().enumerate() {
-        let (kind, key_ref) = match (&entry.config_map_key_ref, &entry.secret_key_ref) {
-            (Some(r), _) => ("ConfigMap", r),
-            (None, Some(r)) => ("Secret", r),
-            (None, None) => return Err(ValuesError::Empty(index)),
-        };
+        let (kind, key_ref) = entry_ref(entry).ok_or(ValuesError::Empty(index))?;
         let object_namespace = key_ref
             .namespace
             .clone()
@@ -154,11 +155,12 @@ pub fn compose(
     let mut values = capstan_gotmpl::value::Value::new_map();
     for (index, kind, namespace, name, text) in fetched {
         let Fetched::Text(text) = text else { continue };
-        let optional = hr.spec.values_from[*index]
-            .config_map_key_ref
-            .as_ref()
-            .or(hr.spec.values_from[*index].secret_key_ref.as_ref())
-            .is_some_and(|r| r.optional);
+        let optional = hr
+            .spec
+            .values_from
+            .get(*index)
+            .and_then(entry_ref)
+            .is_some_and(|(_, r)| r.optional);
         match capstan_helm::load::load_values(text.as_bytes()) {
             Ok(parsed) => values = merge_maps(&values, &parsed),
             Err(_) if optional => {}
@@ -185,7 +187,7 @@ pub fn compose(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::{HelmReleaseSpec, ValuesFromSource};
+    use crate::api::HelmReleaseSpec;
 
     fn release(values: serde_json::Value, optional: bool) -> HelmRelease {
         let mut hr = HelmRelease::new("a", HelmReleaseSpec::default());

@@ -61,6 +61,22 @@ pub struct GitChartSource {
     pub credentials: Option<SecretRef>,
 }
 
+impl GitReference {
+    /// The reference a HelmRelease's `chart.ref` names: a full 40-hex commit id is a
+    /// commit; anything else (branch names, tags, short commits) resolves through the
+    /// branch lookup. Empty or missing means [`spec::DEFAULT_GIT_REF`].
+    pub fn from_ref_field(text: Option<&str>) -> GitReference {
+        let text = text
+            .filter(|r| !r.is_empty())
+            .unwrap_or(spec::DEFAULT_GIT_REF);
+        if text.len() == 40 && text.chars().all(|c| c.is_ascii_hexdigit()) {
+            GitReference::Commit(text.to_owned())
+        } else {
+            GitReference::Branch(text.to_owned())
+        }
+    }
+}
+
 impl GitChartSource {
     /// The mirror this source reads: one per (URL, credentials).
     pub fn mirror_key(&self) -> MirrorKey {

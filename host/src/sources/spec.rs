@@ -141,15 +141,7 @@ pub fn chart_source_of(
             ));
         }
     };
-    let reference = text(chart, &["ref"])
-        .filter(|r| !r.is_empty())
-        .unwrap_or(DEFAULT_GIT_REF);
-    let reference = if reference.len() == 40 && reference.chars().all(|c| c.is_ascii_hexdigit()) {
-        GitReference::Commit(reference.to_owned())
-    } else {
-        // Branch names, tags and short commits all resolve through the same lookup.
-        GitReference::Branch(reference.to_owned())
-    };
+    let reference = GitReference::from_ref_field(text(chart, &["ref"]));
     let path = text(chart, &["path"])
         .unwrap_or_default()
         .trim_matches('/')
