@@ -432,6 +432,17 @@ pub async fn helmrelease_from_git_follows_values_commits_and_configmaps(cluster:
     )
     .await;
     assert_eq!(helm_revisions(&cluster, &release, &ns), 4);
+    // Every request was taken by a worker: the queue drains (the metric is exported and
+    // does not keep handled triggers).
+    let mut depth = None;
+    for _ in 0..60 {
+        depth = operator.metric("capstan_reconcile_queue_depth");
+        if depth == Some(0.0) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    assert_eq!(depth, Some(0.0), "queue depth after the burst");
 
     // The broken release retried once (install.remediation.retries: 1), then stalled,
     // leaving nothing behind.

@@ -1,5 +1,6 @@
 //! Prometheus metrics of the release loop: how long syncing one HelmRelease takes (by action
-//! and outcome), the Ready condition of each release, and how many reconciles are running.
+//! and outcome), the Ready condition of each release, how many reconciles are running and
+//! how many wait ([`ReconcileQueue`]).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -10,6 +11,8 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
+
+use super::queue::ReconcileQueue;
 
 /// Labels of one reconcile outcome.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -40,6 +43,8 @@ pub struct ReleaseMetrics {
     /// Backend actions that changed the cluster or failed (install, upgrade, uninstall):
     /// what this replica did.
     pub actions: Counter,
+    /// HelmReleases waiting for a reconcile (exported as `capstan_reconcile_queue_depth`).
+    pub queue: Arc<ReconcileQueue>,
 }
 
 impl ReleaseMetrics {
@@ -53,7 +58,9 @@ impl ReleaseMetrics {
             conditions: Family::default(),
             in_flight: Gauge::default(),
             actions: Counter::default(),
+            queue: Arc::new(ReconcileQueue::default()),
         };
+        registry.register_collector(Box::new(Arc::clone(&metrics.queue)));
         registry.register(
             "capstan_helmrelease_sync_duration_seconds",
             "Time to sync one HelmRelease, by action and outcome",

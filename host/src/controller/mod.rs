@@ -6,6 +6,7 @@
 
 pub mod leader;
 pub mod metrics;
+pub mod queue;
 pub mod reconcile;
 pub mod sourcing;
 pub mod values;
@@ -214,6 +215,13 @@ pub async fn run(
                 .combine(predicates::finalizers),
             PredicateConfig::default(),
         );
+    ctx.metrics.queue.attach(store.clone());
+    let queue = Arc::clone(&ctx.metrics.queue);
+    let changes = changes.inspect(move |change| {
+        if let Ok(hr) = change {
+            queue.triggered(ObjectRef::from_obj(hr));
+        }
+    });
     let controller = Controller::for_stream(changes, store.clone());
     let (changed_tx, mut changed_rx) = tokio::sync::mpsc::unbounded_channel();
     // Joined rather than spawned: a source pass borrows across awaits in ways that are not
@@ -229,7 +237,9 @@ pub async fn run(
         },
         stop.clone(),
     );
-    let artifact_changes = futures::stream::poll_fn(move |cx| changed_rx.poll_recv(cx));
+    let queue = Arc::clone(&ctx.metrics.queue);
+    let artifact_changes = futures::stream::poll_fn(move |cx| changed_rx.poll_recv(cx))
+        .inspect(move |hr: &ObjectRef<HelmRelease>| queue.triggered(hr.clone()));
     let config_maps = watcher(
         Api::<PartialObjectMeta<ConfigMap>>::all(client.clone()),
         watcher::Config::default(),
@@ -241,20 +251,30 @@ pub async fn run(
     )
     .touched_objects();
     let (cm_store, secret_store) = (store.clone(), store.clone());
+    let (cm_queue, secret_queue) = (
+        Arc::clone(&ctx.metrics.queue),
+        Arc::clone(&ctx.metrics.queue),
+    );
     let mut shutdown = stop.clone();
     let concurrency = ctx.options.concurrency;
     let release_loop = controller
         .with_config(ControllerConfig::default().concurrency(concurrency))
         .watches_stream(config_maps, move |cm| {
-            referencing(&cm_store, "ConfigMap", cm.namespace(), cm.name_any())
+            let woken = referencing(&cm_store, "ConfigMap", cm.namespace(), cm.name_any());
+            woken.iter().for_each(|hr| cm_queue.triggered(hr.clone()));
+            woken
         })
         .watches_stream(secrets, move |secret| {
-            referencing(
+            let woken = referencing(
                 &secret_store,
                 "Secret",
                 secret.namespace(),
                 secret.name_any(),
-            )
+            );
+            woken
+                .iter()
+                .for_each(|hr| secret_queue.triggered(hr.clone()));
+            woken
         })
         .reconcile_on(artifact_changes)
         .graceful_shutdown_on(async move {

@@ -11,10 +11,12 @@ use kube::api::{Patch, PatchParams};
 use kube::runtime::controller::Action;
 use kube::runtime::events::{Event as KubeEvent, EventType};
 use kube::runtime::finalizer::{Event as Finalizer, finalizer};
+use kube::runtime::reflector::ObjectRef;
 use kube::{Api, Resource, ResourceExt};
 use sha2::{Digest, Sha256};
 
 use super::Context;
+use super::queue::Next;
 use super::sourcing::chart_source_of;
 use super::values::{compose, fetch_values_from};
 use crate::api::{
@@ -78,26 +80,44 @@ pub fn backoff(failures: i64) -> Duration {
 pub async fn reconcile(hr: Arc<HelmRelease>, ctx: Arc<Context>) -> Result<Action, ReconcileError> {
     let namespace = hr.namespace_or_default();
     let api: Api<HelmRelease> = Api::namespaced(ctx.client.clone(), &namespace);
+    let key = ObjectRef::from_obj(hr.as_ref());
+    ctx.metrics.queue.started(&key);
     ctx.metrics.in_flight.inc();
+    // What the reconcile decided, kept for the queue account (the finalizer helper hands
+    // the controller an opaque `Action`).
+    let decided = std::sync::Mutex::new(Next::AwaitChange);
     let result = finalizer(&api, FINALIZER, hr, |event| async {
-        match event {
-            Finalizer::Apply(hr) => Ok(apply(&hr, &ctx).await),
-            Finalizer::Cleanup(hr) => cleanup(&hr, &ctx).await,
-        }
+        let next = match event {
+            Finalizer::Apply(hr) => apply(&hr, &ctx).await,
+            Finalizer::Cleanup(hr) => cleanup(&hr, &ctx).await?,
+        };
+        *decided.lock().unwrap_or_else(|e| e.into_inner()) = next;
+        Ok(Action::from(next))
     })
     .await;
     ctx.metrics.in_flight.dec();
-    result.map_err(|error| match error {
+    let result = result.map_err(|error| match error {
         kube::runtime::finalizer::Error::ApplyFailed(e)
         | kube::runtime::finalizer::Error::CleanupFailed(e) => e,
         other => ReconcileError::Finalizer(other.to_string()),
-    })
+    });
+    // The requeue the controller will schedule (`error_policy` for an error).
+    let next = match &result {
+        Ok(_) => decided.into_inner().unwrap_or_else(|e| e.into_inner()),
+        Err(_) => Next::Requeue(ERROR_RETRY),
+    };
+    ctx.metrics.queue.finished(key, next);
+    result
 }
+
+/// Delay before retrying a reconcile that failed outside the backend (status writes,
+/// finalizer, uninstall).
+const ERROR_RETRY: Duration = Duration::from_secs(5);
 
 /// Requeue policy when a reconcile returned an error.
 pub fn error_policy(_hr: Arc<HelmRelease>, error: &ReconcileError, _ctx: Arc<Context>) -> Action {
     tracing::warn!(%error, "reconcile failed");
-    Action::requeue(backoff(1))
+    Action::requeue(ERROR_RETRY)
 }
 
 fn release_id(hr: &HelmRelease) -> ReleaseId {
@@ -244,7 +264,7 @@ async fn publish(ctx: &Context, hr: &HelmRelease, type_: EventType, reason: &str
 }
 
 /// Finish a reconcile by writing the status; a status write failure is retried.
-async fn finish(mut writer: StatusWriter<'_>, action: Action) -> Result<Action, ReconcileError> {
+async fn finish(mut writer: StatusWriter<'_>, action: Next) -> Result<Next, ReconcileError> {
     writer.write().await?;
     Ok(action)
 }
@@ -268,24 +288,24 @@ fn retries_allowed(hr: &HelmRelease, installing: bool) -> Option<i64> {
 }
 
 #[tracing::instrument(name = "reconcile", skip_all, fields(helmrelease = %key_of(hr)))]
-async fn apply(hr: &HelmRelease, ctx: &Context) -> Action {
+async fn apply(hr: &HelmRelease, ctx: &Context) -> Next {
     match apply_inner(hr, ctx).await {
         Ok(action) => action,
         Err(error) => {
             tracing::warn!(%error, "reconcile failed");
-            Action::requeue(backoff(1))
+            Next::Requeue(backoff(1))
         }
     }
 }
 
-async fn apply_inner(hr: &HelmRelease, ctx: &Context) -> Result<Action, ReconcileError> {
+async fn apply_inner(hr: &HelmRelease, ctx: &Context) -> Result<Next, ReconcileError> {
     let started = Instant::now();
     // The controller's cache can lag behind this operator's own last status write (a
     // reconcile queued by that write may run before the cache sees it): decide from the
     // object as the API server has it now.
     let api: Api<HelmRelease> = Api::namespaced(ctx.client.clone(), &hr.namespace_or_default());
     let Some(fresh) = api.get_opt(&hr.name_any()).await? else {
-        return Ok(Action::await_change());
+        return Ok(Next::AwaitChange);
     };
     let hr = &fresh;
     let mut writer = StatusWriter {
@@ -311,7 +331,7 @@ async fn apply_inner(hr: &HelmRelease, ctx: &Context) -> Result<Action, Reconcil
             "reconciliation is suspended (spec.suspend)",
         );
         writer.status.remove_condition("Reconciling");
-        return finish(writer, Action::await_change()).await;
+        return finish(writer, Next::AwaitChange).await;
     }
 
     // The chart artifact, as the source loop decided it.
@@ -320,7 +340,7 @@ async fn apply_inner(hr: &HelmRelease, ctx: &Context) -> Result<Action, Reconcil
         Err(message) => {
             writer.set("ChartFetched", false, "InvalidSource", &message);
             writer.stalled("InvalidSource", &message);
-            return finish(writer, Action::await_change()).await;
+            return finish(writer, Next::AwaitChange).await;
         }
     };
     let key = key_of(hr);
@@ -344,7 +364,7 @@ async fn apply_inner(hr: &HelmRelease, ctx: &Context) -> Result<Action, Reconcil
                 "waiting for the chart source",
             );
         }
-        return finish(writer, Action::requeue(Duration::from_secs(5))).await;
+        return finish(writer, Next::Requeue(Duration::from_secs(5))).await;
     };
     let artifact = match state.artifact {
         Ok(artifact) => artifact,
@@ -353,7 +373,7 @@ async fn apply_inner(hr: &HelmRelease, ctx: &Context) -> Result<Action, Reconcil
             writer.ready(false, "ChartFetchFailed", &message);
             writer.reconciling("ChartFetchFailed", "retrying when the source changes");
             // The source loop wakes this release when the source outcome changes.
-            return finish(writer, Action::requeue(ctx.options.resync)).await;
+            return finish(writer, Next::Requeue(ctx.options.resync)).await;
         }
     };
     writer.set(
@@ -378,7 +398,7 @@ async fn apply_inner(hr: &HelmRelease, ctx: &Context) -> Result<Action, Reconcil
             writer.ready(false, "ValuesError", &message);
             writer.reconciling("ValuesError", "retrying when the values change");
             publish(ctx, hr, EventType::Warning, "ValuesError", message).await;
-            return finish(writer, Action::requeue(backoff(1))).await;
+            return finish(writer, Next::Requeue(backoff(1))).await;
         }
     };
 
@@ -387,7 +407,7 @@ async fn apply_inner(hr: &HelmRelease, ctx: &Context) -> Result<Action, Reconcil
         Ok(found) => found,
         Err(message) => {
             writer.stalled("BackendNotConfigured", &message);
-            return finish(writer, Action::await_change()).await;
+            return finish(writer, Next::AwaitChange).await;
         }
     };
     let release = release_id(hr);
@@ -405,7 +425,7 @@ async fn apply_inner(hr: &HelmRelease, ctx: &Context) -> Result<Action, Reconcil
             release.namespace, release.name
         );
         writer.stalled("ReleaseConflict", &message);
-        return finish(writer, Action::requeue(ctx.options.resync)).await;
+        return finish(writer, Next::Requeue(ctx.options.resync)).await;
     }
     let grants = ctx.grants_for(&release);
     let current = match backend.status(&release, grants.clone()).await {
@@ -414,7 +434,7 @@ async fn apply_inner(hr: &HelmRelease, ctx: &Context) -> Result<Action, Reconcil
             let message = format!("cannot read the release: {}", call_message(&error));
             writer.ready(false, "BackendError", &message);
             writer.reconciling("BackendError", "retrying");
-            return finish(writer, Action::requeue(backoff(1))).await;
+            return finish(writer, Next::Requeue(backoff(1))).await;
         }
     };
 
@@ -428,7 +448,7 @@ async fn apply_inner(hr: &HelmRelease, ctx: &Context) -> Result<Action, Reconcil
         })
     {
         ctx.metrics.observe("none", true, started.elapsed());
-        return finish(writer, Action::requeue(ctx.options.resync)).await;
+        return finish(writer, Next::Requeue(ctx.options.resync)).await;
     }
 
     // A digest that already failed as often as allowed waits for a change.
@@ -440,7 +460,7 @@ async fn apply_inner(hr: &HelmRelease, ctx: &Context) -> Result<Action, Reconcil
             .condition("Stalled")
             .is_some_and(|c| c.status == "True")
     {
-        return finish(writer, Action::await_change()).await;
+        return finish(writer, Next::AwaitChange).await;
     }
 
     let chart = match ctx.artifact_store.get(&artifact.digest) {
@@ -461,7 +481,7 @@ async fn apply_inner(hr: &HelmRelease, ctx: &Context) -> Result<Action, Reconcil
             );
             writer.ready(false, "ChartFetchFailed", &message);
             writer.reconciling("FetchingChart", "waiting for the source loop");
-            return finish(writer, Action::requeue(Duration::from_secs(5))).await;
+            return finish(writer, Next::Requeue(Duration::from_secs(5))).await;
         }
     };
 
@@ -547,7 +567,7 @@ async fn apply_inner(hr: &HelmRelease, ctx: &Context) -> Result<Action, Reconcil
             writer.ready(true, reason, &message);
             ctx.metrics.observe(action, true, started.elapsed());
             publish(ctx, hr, EventType::Normal, reason, message).await;
-            finish(writer, Action::requeue(ctx.options.resync)).await
+            finish(writer, Next::Requeue(ctx.options.resync)).await
         }
         Err(error) => {
             ctx.metrics.actions.inc();
@@ -609,16 +629,16 @@ async fn apply_inner(hr: &HelmRelease, ctx: &Context) -> Result<Action, Reconcil
                             "RolledBack",
                             &format!("{rolled_back}; not retried (rollback.retry is false)"),
                         );
-                        Action::await_change()
+                        Next::AwaitChange
                     } else if max > 0 && count >= max {
                         writer.stalled(
                             "RetriesExhausted",
                             &format!("{rolled_back}; gave up after {count} rollbacks (rollback.maxRetries)"),
                         );
-                        Action::await_change()
+                        Next::AwaitChange
                     } else {
                         writer.reconciling(reason, &format!("upgrade retry {count} scheduled"));
-                        Action::requeue(backoff(failures))
+                        Next::Requeue(backoff(failures))
                     }
                 }
                 _ => match retries_allowed(hr, installing) {
@@ -627,11 +647,11 @@ async fn apply_inner(hr: &HelmRelease, ctx: &Context) -> Result<Action, Reconcil
                             "RetriesExhausted",
                             &format!("{message} (gave up after {failures} attempts)"),
                         );
-                        Action::await_change()
+                        Next::AwaitChange
                     }
                     _ => {
                         writer.reconciling(reason, &format!("retry {failures} scheduled"));
-                        Action::requeue(backoff(failures))
+                        Next::Requeue(backoff(failures))
                     }
                 },
             };
@@ -641,7 +661,7 @@ async fn apply_inner(hr: &HelmRelease, ctx: &Context) -> Result<Action, Reconcil
 }
 
 #[tracing::instrument(name = "uninstall", skip_all, fields(helmrelease = %key_of(hr)))]
-async fn cleanup(hr: &HelmRelease, ctx: &Context) -> Result<Action, ReconcileError> {
+async fn cleanup(hr: &HelmRelease, ctx: &Context) -> Result<Next, ReconcileError> {
     let started = Instant::now();
     let release = release_id(hr);
     let key = key_of(hr);
@@ -666,7 +686,7 @@ async fn cleanup(hr: &HelmRelease, ctx: &Context) -> Result<Action, ReconcileErr
             ),
         )
         .await;
-        return Ok(Action::await_change());
+        return Ok(Next::AwaitChange);
     }
     let options = UninstallOptions {
         keep_history: false,
@@ -693,7 +713,7 @@ async fn cleanup(hr: &HelmRelease, ctx: &Context) -> Result<Action, ReconcileErr
                 )
                 .await;
             }
-            Ok(Action::await_change())
+            Ok(Next::AwaitChange)
         }
         Err(error) => {
             ctx.metrics.observe("uninstall", false, started.elapsed());
