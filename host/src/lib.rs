@@ -12,6 +12,7 @@ pub mod controller;
 pub mod convert;
 pub mod plugins;
 pub mod release;
+pub mod release_lock;
 pub mod sources;
 pub mod telemetry;
 pub mod template;

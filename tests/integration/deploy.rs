@@ -264,6 +264,19 @@ fn check_rights(cluster: &Cluster, namespace: &str, name: &str) {
         (&["patch", "deployments.apps", "-n", "default"], true),
         (&["watch", "pods", "-n", "default"], true),
         (&["delete", "jobs.batch", "-n", "default"], true),
+        // The release lock (release_lock.rs): one Lease per release in its namespace.
+        (
+            &["create", "leases.coordination.k8s.io", "-n", "default"],
+            true,
+        ),
+        (
+            &["update", "leases.coordination.k8s.io", "-n", "default"],
+            true,
+        ),
+        (
+            &["delete", "leases.coordination.k8s.io", "-n", "default"],
+            true,
+        ),
         // Not for the operator.
         (
             &["delete", "helmreleases.helm.capstan.dev", "-n", "default"],
@@ -273,16 +286,12 @@ fn check_rights(cluster: &Cluster, namespace: &str, name: &str) {
             &["create", "helmreleases.helm.capstan.dev", "-n", "default"],
             false,
         ),
+        // Release locks are Leases in managed namespaces: no need to list or watch them.
         (
-            &[
-                "update",
-                "leases.coordination.k8s.io/other",
-                "-n",
-                namespace,
-            ],
+            &["list", "leases.coordination.k8s.io", "-n", "default"],
             false,
         ),
-        (&["get", lease, "-n", "default"], false),
+        (&["watch", "leases.coordination.k8s.io", "-A"], false),
         (&["delete", "nodes"], false),
         (&["create", "namespaces"], false),
         (&["create", "clusterroles.rbac.authorization.k8s.io"], false),

@@ -95,6 +95,14 @@ const TESTS: &[(&str, TestFn)] = &[
     ("capstan_release_outside_the_grant_writes_nothing", |c| {
         Box::pin(release_helm3::capstan_release_outside_the_grant_writes_nothing(c))
     }),
+    (
+        "capstan_release_operations_on_one_release_exclude_each_other",
+        |c| {
+            Box::pin(
+                release_helm3_lifecycle::capstan_release_operations_on_one_release_exclude_each_other(c),
+            )
+        },
+    ),
     ("capstan_release_waits_and_runs_hooks_of_every_event", |c| {
         Box::pin(release_helm3_lifecycle::capstan_release_waits_and_runs_hooks_of_every_event(c))
     }),

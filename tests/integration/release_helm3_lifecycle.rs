@@ -12,7 +12,7 @@ use kube::Api;
 use kube::api::ListParams;
 
 use crate::harness::Cluster;
-use crate::release_helm3::{capstan, capstan_ok, helm_json, write};
+use crate::release_helm3::{capstan, capstan_ok, helm_json, succeeded, write};
 
 /// A pod template no kwok node accepts: its pods stay pending forever.
 const UNSCHEDULABLE: &str = "      nodeSelector:\n        capstan.test/no-such-node: \"true\"\n";
@@ -692,4 +692,171 @@ pub async fn capstan_release_force_replaces_what_cannot_change_in_place(cluster:
         .image
         .clone();
     assert_eq!(image.as_deref(), Some("example.invalid/job:3"));
+}
+
+/// `capstan release sync --wait --atomic` of `chart` as release `locked` in `namespace`,
+/// waiting at most `timeout` seconds.
+fn locked_release_sync(
+    cluster: &Cluster,
+    dir: &Path,
+    namespace: &str,
+    chart: &Path,
+    timeout: &str,
+) -> std::process::Output {
+    capstan(
+        cluster,
+        dir,
+        &[
+            "release",
+            "sync",
+            "--name",
+            "locked",
+            "--namespace",
+            namespace,
+            "--chart",
+            chart.to_str().unwrap(),
+            "--wait",
+            "--atomic",
+            "--timeout",
+            timeout,
+        ],
+    )
+}
+
+pub async fn capstan_release_operations_on_one_release_exclude_each_other(cluster: Arc<Cluster>) {
+    use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
+    use k8s_openapi::jiff::{SignedDuration, Timestamp};
+
+    let namespace = cluster.create_namespace("rel3-lock").await;
+    let dir = tempfile::tempdir().unwrap();
+    let slow = chart(
+        dir.path(),
+        "slow",
+        &[("templates/deployment.yaml", &deployment("slow-web", false))],
+    );
+    let quick = chart(
+        dir.path(),
+        "quick",
+        &[(
+            "templates/config.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: quick-config\ndata: {}\n",
+        )],
+    );
+    let client = cluster.client().await;
+    let leases: Api<Lease> = Api::namespaced(client.clone(), &namespace);
+
+    // A first operation waits (its Deployment never gets ready) while holding the release;
+    // a second process asking for the same release is refused without writing anything.
+    let first = {
+        let (cluster, dir, namespace, slow) = (
+            Arc::clone(&cluster),
+            dir.path().to_owned(),
+            namespace.clone(),
+            slow.clone(),
+        );
+        std::thread::spawn(move || locked_release_sync(&cluster, &dir, &namespace, &slow, "20"))
+    };
+    let started = std::time::Instant::now();
+    while leases
+        .get_opt("capstan.release.locked")
+        .await
+        .unwrap()
+        .is_none()
+    {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(60),
+            "the first sync never took the release lock"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let second = locked_release_sync(&cluster, dir.path(), &namespace, &quick, "5");
+    let stderr = String::from_utf8_lossy(&second.stderr);
+    assert!(
+        !second.status.success(),
+        "the second sync ran alongside the first"
+    );
+    assert!(
+        stderr.contains(&format!("release {namespace}/locked is locked by"))
+            && stderr.contains("sync #"),
+        "{stderr}"
+    );
+    let config_maps: Api<ConfigMap> = Api::namespaced(client.clone(), &namespace);
+    assert!(
+        config_maps.get_opt("quick-config").await.unwrap().is_none(),
+        "the refused sync applied its chart"
+    );
+    let first = first.join().unwrap();
+    assert!(!first.status.success(), "the never-ready install succeeded");
+    // Done (failed, here): the lock is gone and the next operation proceeds.
+    assert!(
+        leases
+            .get_opt("capstan.release.locked")
+            .await
+            .unwrap()
+            .is_none(),
+        "the first sync left its lock behind"
+    );
+    succeeded(
+        &["release", "sync"],
+        locked_release_sync(&cluster, dir.path(), &namespace, &quick, "30"),
+    );
+    assert!(config_maps.get_opt("quick-config").await.unwrap().is_some());
+
+    // A lock whose holder stopped renewing it (a killed process) is taken over once it
+    // expired; a live one is not.
+    let lease = |renewed: Timestamp| Lease {
+        metadata: kube::api::ObjectMeta {
+            name: Some("capstan.release.locked".into()),
+            ..Default::default()
+        },
+        spec: Some(LeaseSpec {
+            holder_identity: Some("killed-host/4242 sync #0".into()),
+            lease_duration_seconds: Some(30),
+            acquire_time: Some(MicroTime(renewed)),
+            renew_time: Some(MicroTime(renewed)),
+            ..LeaseSpec::default()
+        }),
+    };
+    leases
+        .create(&Default::default(), &lease(Timestamp::now()))
+        .await
+        .unwrap();
+    let refused = locked_release_sync(&cluster, dir.path(), &namespace, &quick, "30");
+    assert!(!refused.status.success());
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("locked by killed-host/4242 sync #0"),
+        "{}",
+        String::from_utf8_lossy(&refused.stderr)
+    );
+    leases
+        .delete("capstan.release.locked", &Default::default())
+        .await
+        .unwrap();
+    leases
+        .create(
+            &Default::default(),
+            &lease(Timestamp::now() - SignedDuration::from_secs(120)),
+        )
+        .await
+        .unwrap();
+    let out = succeeded(
+        &["release", "sync"],
+        locked_release_sync(&cluster, dir.path(), &namespace, &quick, "30"),
+    );
+    assert!(out.contains("unchanged: revision 1"), "{out}");
+    assert!(
+        leases
+            .get_opt("capstan.release.locked")
+            .await
+            .unwrap()
+            .is_none(),
+        "the taken-over lock was not removed"
+    );
+    let history = helm_json(
+        &cluster,
+        &["history", "locked", "-n", &namespace, "-o", "json"],
+    );
+    assert_eq!(history.as_array().map(Vec::len), Some(1), "{history}");
+    assert_eq!(history[0]["status"], "deployed", "{history}");
 }

@@ -59,6 +59,12 @@ impl KubeGrant {
         }
     }
 
+    /// The operator's client behind this grant (for the host's own bookkeeping, such as the
+    /// release lock; never handed to the plugin).
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+
     async fn resource(&self, api_version: &str, kind: &str) -> Result<(ApiResource, bool), Error> {
         let key = (api_version.to_owned(), kind.to_owned());
         if let Some(found) = self.discovery.kinds.read().await.get(&key) {

@@ -22,9 +22,10 @@ use self::bindings::backend::exports::capstan::plugin::backend::{
 };
 use self::bindings::source::SourcePluginPre;
 use self::bindings::source::exports::capstan::plugin::source::{Revision, SourceRequest};
+use self::bindings::types::ErrorCode;
 use self::bindings::types::{ChartArtifact, Json, ReleaseId, ReleaseInfo};
 use self::cache::{CacheOutcome, CompiledCache};
-use self::call::{CallError, CallState};
+use self::call::{CallError, CallFailure, CallState};
 use self::inspect::{ComponentDescription, SUPPORTED_PACKAGE, WorldMismatch};
 use crate::capabilities::Grants;
 use crate::config::{PluginConfig, PluginWorld};
@@ -540,27 +541,64 @@ impl BackendPlugin {
         &self.handle.plugin.name
     }
 
-    /// `backend.sync`.
+    /// Run a call that changes `release` while holding the release's lock
+    /// ([`crate::release_lock`]); without a `kube` grant the plugin cannot change anything,
+    /// so there is nothing to lock.
+    async fn exclusive<T>(
+        &self,
+        function: &'static str,
+        release: &ReleaseId,
+        grants: &Grants,
+        call: impl std::future::Future<Output = Result<T, CallError>>,
+    ) -> Result<T, CallError> {
+        let Some(client) = grants.kube.as_ref().map(|k| k.client().clone()) else {
+            return call.await;
+        };
+        match crate::release_lock::with_release_lock(client, release, function, call).await {
+            Ok(result) => result,
+            Err(error) => Err(CallError {
+                plugin: self.name().to_owned(),
+                function,
+                cause: CallFailure::Returned {
+                    code: ErrorCode::Conflict,
+                    message: error.to_string(),
+                    retryable: true,
+                },
+            }),
+        }
+    }
+
+    /// `backend.sync`, holding the release's lock.
     pub async fn sync(
         &self,
         request: &SyncRequest,
         grants: Grants,
     ) -> Result<SyncOutcome, CallError> {
-        plugin_call!(self, "sync", grants, |b, store| b
-            .capstan_plugin_backend()
-            .call_sync(&mut store, request))
+        let lock_grants = grants.clone();
+        let call = async move {
+            plugin_call!(self, "sync", grants, |b, store| b
+                .capstan_plugin_backend()
+                .call_sync(&mut store, request))
+        };
+        self.exclusive("sync", &request.release, &lock_grants, call)
+            .await
     }
 
-    /// `backend.uninstall`.
+    /// `backend.uninstall`, holding the release's lock.
     pub async fn uninstall(
         &self,
         release: &ReleaseId,
         options: UninstallOptions,
         grants: Grants,
     ) -> Result<Option<ReleaseInfo>, CallError> {
-        plugin_call!(self, "uninstall", grants, |b, store| b
-            .capstan_plugin_backend()
-            .call_uninstall(&mut store, release, options))
+        let lock_grants = grants.clone();
+        let call = async move {
+            plugin_call!(self, "uninstall", grants, |b, store| b
+                .capstan_plugin_backend()
+                .call_uninstall(&mut store, release, options))
+        };
+        self.exclusive("uninstall", release, &lock_grants, call)
+            .await
     }
 
     /// `backend.status`.
@@ -586,7 +624,7 @@ impl BackendPlugin {
             .call_history(&mut store, release, max))
     }
 
-    /// `backend.rollback`.
+    /// `backend.rollback`, holding the release's lock.
     pub async fn rollback(
         &self,
         release: &ReleaseId,
@@ -594,9 +632,14 @@ impl BackendPlugin {
         options: &SyncOptions,
         grants: Grants,
     ) -> Result<ReleaseInfo, CallError> {
-        plugin_call!(self, "rollback", grants, |b, store| b
-            .capstan_plugin_backend()
-            .call_rollback(&mut store, release, revision, options))
+        let lock_grants = grants.clone();
+        let call = async move {
+            plugin_call!(self, "rollback", grants, |b, store| b
+                .capstan_plugin_backend()
+                .call_rollback(&mut store, release, revision, options))
+        };
+        self.exclusive("rollback", release, &lock_grants, call)
+            .await
     }
 
     /// `backend.plan`.

@@ -1,0 +1,194 @@
+//! One operation per release at a time, across processes: before a backend changes a
+//! release (`sync`, `uninstall`, `rollback`), the host takes the `coordination.k8s.io/v1`
+//! Lease `capstan.release.<name>` in the release's namespace, renews it while the call runs
+//! and deletes it afterwards.
+//!
+//! The Lease is what tells a live operation from a dead one. A backend finding a release
+//! record `pending-*` may only treat it as left by a killed operation (and unlock it)
+//! because the host holds this Lease: whoever wrote that record either still holds the
+//! Lease (and this operation waited for it) or stopped renewing it, and a Lease nobody
+//! renews expires after [`LOCK_DURATION`]. The protocol is the leader election's
+//! ([`crate::controller::leader`]): compare-and-swap on the Lease's resourceVersion, takeover
+//! only of an expired or released Lease.
+//!
+//! Real `helm` does not take this Lease (Helm itself guards only with the `pending-*`
+//! record), so an operation of real `helm` running at the same moment is not excluded.
+
+use std::future::Future;
+use std::time::Duration;
+
+use k8s_openapi::api::coordination::v1::Lease;
+use kube::api::{DeleteParams, Preconditions};
+use kube::{Api, Client};
+
+use crate::controller::leader::{LeaderElection, LeaseOptions};
+use crate::plugins::bindings::types::ReleaseId;
+
+/// How long a lock lasts without renewal; it is renewed every third of this.
+pub const LOCK_DURATION: Duration = Duration::from_secs(30);
+
+/// Why a release could not be locked.
+#[derive(Debug, thiserror::Error)]
+pub enum LockError {
+    /// Another live operation holds the release.
+    #[error(
+        "release {namespace}/{name} is locked by {holder} (Lease {lease}): another operation is in progress"
+    )]
+    Held {
+        /// Release namespace.
+        namespace: String,
+        /// Release name.
+        name: String,
+        /// The holder's identity (`host/pid operation`).
+        holder: String,
+        /// The Lease's name.
+        lease: String,
+    },
+    /// The Lease could not be read or written.
+    #[error("cannot take the lock of release {namespace}/{name} (Lease {lease}): {source}")]
+    Api {
+        /// Release namespace.
+        namespace: String,
+        /// Release name.
+        name: String,
+        /// The Lease's name.
+        lease: String,
+        /// What the API server said.
+        source: kube::Error,
+    },
+}
+
+/// The Lease guarding `release`.
+pub fn lease_name(release: &ReleaseId) -> String {
+    format!("capstan.release.{}", release.name)
+}
+
+/// Who this process is, for the Lease's holder identity.
+fn holder_identity(operation: &str) -> String {
+    let host = std::env::var("POD_NAME")
+        .or_else(|_| std::env::var("HOSTNAME"))
+        .unwrap_or_else(|_| "capstan".into());
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    format!("{host}/{} {operation} #{nanos:08x}", std::process::id())
+}
+
+/// Run `operation` on `release` while holding its Lease; fails at once with
+/// [`LockError::Held`] when another live operation holds it.
+pub async fn with_release_lock<T>(
+    client: Client,
+    release: &ReleaseId,
+    operation: &str,
+    work: impl Future<Output = T>,
+) -> Result<T, LockError> {
+    let lease = lease_name(release);
+    let api_error = |source| LockError::Api {
+        namespace: release.namespace.clone(),
+        name: release.name.clone(),
+        lease: lease.clone(),
+        source,
+    };
+    let identity = holder_identity(operation);
+    let election = LeaderElection::new(
+        client.clone(),
+        LeaseOptions {
+            namespace: release.namespace.clone(),
+            name: lease.clone(),
+            identity: identity.clone(),
+            duration: LOCK_DURATION,
+        },
+    );
+    if !election.try_acquire_or_renew().await.map_err(api_error)? {
+        let api: Api<Lease> = Api::namespaced(client, &release.namespace);
+        let holder = api
+            .get_opt(&lease)
+            .await
+            .ok()
+            .flatten()
+            .and_then(|l| l.spec.and_then(|s| s.holder_identity))
+            .unwrap_or_else(|| "another operation".into());
+        return Err(LockError::Held {
+            namespace: release.namespace.clone(),
+            name: release.name.clone(),
+            holder,
+            lease,
+        });
+    }
+    tracing::debug!(lease = %lease, holder = %identity, "release locked");
+    let mut work = std::pin::pin!(work);
+    let output = loop {
+        tokio::select! {
+            output = &mut work => break output,
+            _ = tokio::time::sleep(LOCK_DURATION / 3) => {
+                match election.try_acquire_or_renew().await {
+                    Ok(true) => {}
+                    Ok(false) => tracing::error!(
+                        lease = %lease,
+                        "the release lock was taken over while the operation runs"
+                    ),
+                    Err(error) => {
+                        tracing::warn!(%error, lease = %lease, "cannot renew the release lock")
+                    }
+                }
+            }
+        }
+    };
+    unlock(client, &release.namespace, &lease, &identity).await;
+    Ok(output)
+}
+
+/// Delete the Lease if this operation still holds it (an unlock that fails only delays the
+/// next operation until the Lease expires).
+async fn unlock(client: Client, namespace: &str, lease: &str, identity: &str) {
+    let api: Api<Lease> = Api::namespaced(client, namespace);
+    let current = match api.get_opt(lease).await {
+        Ok(Some(current)) => current,
+        Ok(None) => return,
+        Err(error) => {
+            tracing::warn!(%error, lease, "cannot read the release lock to remove it");
+            return;
+        }
+    };
+    let held = current
+        .spec
+        .as_ref()
+        .and_then(|s| s.holder_identity.as_deref())
+        == Some(identity);
+    if !held {
+        return;
+    }
+    let params = DeleteParams {
+        preconditions: Some(Preconditions {
+            uid: current.metadata.uid.clone(),
+            resource_version: current.metadata.resource_version.clone(),
+        }),
+        ..DeleteParams::default()
+    };
+    if let Err(error) = api.delete(lease, &params).await {
+        tracing::warn!(%error, lease, "cannot remove the release lock; it expires by itself");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lease_names_follow_the_release() {
+        let release = ReleaseId {
+            namespace: "shop".into(),
+            name: "web".into(),
+        };
+        assert_eq!(lease_name(&release), "capstan.release.web");
+    }
+
+    #[test]
+    fn holders_differ_per_operation() {
+        let first = holder_identity("sync");
+        assert!(
+            first.contains(&format!("/{} sync #", std::process::id())),
+            "{first}"
+        );
+    }
+}
