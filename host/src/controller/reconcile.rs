@@ -55,7 +55,7 @@ pub enum ReconcileError {
 /// said what is wrong.
 pub fn call_message(error: &CallError) -> String {
     match &error.cause {
-        CallFailure::Returned { message, .. } => message.clone(),
+        CallFailure::Returned { message, .. } | CallFailure::Locked(message) => message.clone(),
         other => format!("plugin `{}` {}: {other}", error.plugin, error.function),
     }
 }
@@ -113,6 +113,9 @@ pub async fn reconcile(hr: Arc<HelmRelease>, ctx: Arc<Context>) -> Result<Action
 /// Delay before retrying a reconcile that failed outside the backend (status writes,
 /// finalizer, uninstall).
 const ERROR_RETRY: Duration = Duration::from_secs(5);
+
+/// Delay before trying again a release another process holds.
+const LOCKED_RETRY: Duration = Duration::from_secs(10);
 
 /// Requeue policy when a reconcile returned an error.
 pub fn error_policy(_hr: Arc<HelmRelease>, error: &ReconcileError, _ctx: Arc<Context>) -> Action {
@@ -568,6 +571,14 @@ async fn apply_inner(hr: &HelmRelease, ctx: &Context) -> Result<Next, ReconcileE
             ctx.metrics.observe(action, true, started.elapsed());
             publish(ctx, hr, EventType::Normal, reason, message).await;
             finish(writer, Next::Requeue(ctx.options.resync)).await
+        }
+        Err(error) if matches!(error.cause, CallFailure::Locked(_)) => {
+            // Nothing ran: another process (e.g. `capstan release`) is changing the
+            // release. Not a failure of this release; try again shortly.
+            let message = call_message(&error);
+            writer.reconciling("ReleaseLocked", &message);
+            publish(ctx, hr, EventType::Normal, "ReleaseLocked", message).await;
+            finish(writer, Next::Requeue(LOCKED_RETRY)).await
         }
         Err(error) => {
             ctx.metrics.actions.inc();

@@ -133,6 +133,10 @@ pub enum CallFailure {
     /// The plugin trapped (while being instantiated or called).
     #[error("trapped: {0}")]
     Trap(String),
+    /// The call was not made: another operation holds the release
+    /// ([`crate::release_lock`]).
+    #[error("{0}")]
+    Locked(String),
 }
 
 impl CallFailure {
@@ -143,6 +147,7 @@ impl CallFailure {
             CallFailure::Deadline(_) => "deadline",
             CallFailure::MemoryLimit { .. } => "memory",
             CallFailure::Trap(_) => "trap",
+            CallFailure::Locked(_) => "locked",
         }
     }
 }
@@ -164,7 +169,7 @@ impl CallError {
     pub fn retryable(&self) -> bool {
         match &self.cause {
             CallFailure::Returned { retryable, .. } => *retryable,
-            CallFailure::Deadline(_) => true,
+            CallFailure::Deadline(_) | CallFailure::Locked(_) => true,
             _ => false,
         }
     }

@@ -22,7 +22,6 @@ use self::bindings::backend::exports::capstan::plugin::backend::{
 };
 use self::bindings::source::SourcePluginPre;
 use self::bindings::source::exports::capstan::plugin::source::{Revision, SourceRequest};
-use self::bindings::types::ErrorCode;
 use self::bindings::types::{ChartArtifact, Json, ReleaseId, ReleaseInfo};
 use self::cache::{CacheOutcome, CompiledCache};
 use self::call::{CallError, CallFailure, CallState};
@@ -559,11 +558,7 @@ impl BackendPlugin {
             Err(error) => Err(CallError {
                 plugin: self.name().to_owned(),
                 function,
-                cause: CallFailure::Returned {
-                    code: ErrorCode::Conflict,
-                    message: error.to_string(),
-                    retryable: true,
-                },
+                cause: CallFailure::Locked(error.to_string()),
             }),
         }
     }
