@@ -103,6 +103,14 @@ const TESTS: &[(&str, TestFn)] = &[
             )
         },
     ),
+    (
+        "capstan_release_waits_for_a_hook_pod_to_complete_not_just_to_be_ready",
+        |c| {
+            Box::pin(
+                release_helm3_lifecycle::capstan_release_waits_for_a_hook_pod_to_complete_not_just_to_be_ready(c),
+            )
+        },
+    ),
     ("capstan_release_waits_and_runs_hooks_of_every_event", |c| {
         Box::pin(release_helm3_lifecycle::capstan_release_waits_and_runs_hooks_of_every_event(c))
     }),

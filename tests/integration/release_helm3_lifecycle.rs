@@ -860,3 +860,58 @@ pub async fn capstan_release_operations_on_one_release_exclude_each_other(cluste
     assert_eq!(history.as_array().map(Vec::len), Some(1), "{history}");
     assert_eq!(history[0]["status"], "deployed", "{history}");
 }
+
+pub async fn capstan_release_waits_for_a_hook_pod_to_complete_not_just_to_be_ready(
+    cluster: Arc<Cluster>,
+) {
+    let namespace = cluster.create_namespace("rel3-podhook").await;
+    let dir = tempfile::tempdir().unwrap();
+    // kwok makes this Pod Running and Ready, and never completes it (only Job pods
+    // complete there): like a hook container that never exits. Helm waits for the Pod to
+    // succeed, so the install must time out.
+    let chart = chart(
+        dir.path(),
+        "podhook",
+        &[
+            (
+                "templates/hook-pod.yaml",
+                "apiVersion: v1\nkind: Pod\nmetadata:\n  name: podhook-migrate\n  annotations:\n    helm.sh/hook: pre-install\n    helm.sh/hook-delete-policy: hook-failed\nspec:\n  restartPolicy: Never\n  containers:\n    - name: migrate\n      image: example.invalid/migrate:1\n",
+            ),
+            (
+                "templates/config.yaml",
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: podhook-config\ndata: {}\n",
+            ),
+        ],
+    );
+    let started = std::time::Instant::now();
+    let out = capstan(
+        &cluster,
+        dir.path(),
+        &[
+            "release",
+            "sync",
+            "--name",
+            "podhook",
+            "--namespace",
+            &namespace,
+            "--chart",
+            chart.to_str().unwrap(),
+            "--atomic",
+            "--timeout",
+            "6",
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success(),
+        "the install did not wait for the hook Pod"
+    );
+    assert!(
+        stderr.contains(&format!(
+            "waiting for hook Pod {namespace}/podhook-migrate to complete (phase Running)"
+        )),
+        "{stderr}"
+    );
+    assert!(started.elapsed() >= std::time::Duration::from_secs(6));
+    assert_nothing_left(&cluster, &namespace, &[], &["podhook-config"]).await;
+}

@@ -117,6 +117,9 @@ fn execute(
     if matches!(hook.kind.as_str(), "Job" | "Pod") {
         wait::ready(std::slice::from_ref(&object.reference), deadline)?;
     }
+    if hook.kind == "Pod" {
+        wait::pod_completed(&object.reference, deadline)?;
+    }
     Ok(())
 }
 

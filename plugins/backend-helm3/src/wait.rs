@@ -106,3 +106,96 @@ pub fn gone(object: &ObjectRef, deadline: &Deadline) -> Result<(), Error> {
         std::thread::sleep(Duration::from_millis(100));
     }
 }
+
+/// What a Pod's `status.phase` says about a hook Pod that has run.
+fn pod_completion(pod: &serde_json::Value) -> Option<Result<(), String>> {
+    let status = pod.get("status");
+    match status.and_then(|s| s.get("phase")).and_then(|p| p.as_str()) {
+        Some("Succeeded") => Some(Ok(())),
+        Some("Failed") => {
+            let reason = status
+                .and_then(|s| s.get("reason").or_else(|| s.get("message")))
+                .and_then(|r| r.as_str())
+                .unwrap_or("no reason given");
+            Some(Err(format!("pod failed ({reason})")))
+        }
+        _ => None,
+    }
+}
+
+/// Wait until the hook Pod `object` has completed: Helm waits for a hook Pod to succeed,
+/// not merely to be ready (a Pod that keeps running never completes its hook). The
+/// capability's readiness treats a Ready Pod as done, so this reads the Pod every 250 ms
+/// within the budget once it is ready.
+pub fn pod_completed(object: &ObjectRef, deadline: &Deadline) -> Result<(), Error> {
+    loop {
+        let found = kube::get(object)
+            .map_err(|e| with_context(e, &format!("get {}", objects::describe(object))))?;
+        let Some(text) = found else {
+            return Err(Error::new(
+                ErrorCode::Conflict,
+                format!(
+                    "{} disappeared before it completed",
+                    objects::describe(object)
+                ),
+            ));
+        };
+        let pod: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+            Error::new(
+                ErrorCode::Internal,
+                format!("{} as returned by the host: {e}", objects::describe(object)),
+            )
+        })?;
+        match pod_completion(&pod) {
+            Some(Ok(())) => return Ok(()),
+            Some(Err(why)) => {
+                return Err(Error::new(
+                    ErrorCode::Conflict,
+                    format!("{} is not ready: {why}", objects::describe(object)),
+                ));
+            }
+            None if deadline.passed() => {
+                let phase = pod
+                    .pointer("/status/phase")
+                    .and_then(|p| p.as_str())
+                    .unwrap_or("unknown");
+                return Err(Error::new(
+                    ErrorCode::Timeout,
+                    format!(
+                        "timed out after {}s waiting for hook {} to complete (phase {phase})",
+                        deadline.seconds(),
+                        objects::describe(object)
+                    ),
+                ));
+            }
+            None => std::thread::sleep(Duration::from_millis(250)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod completion_tests {
+    use super::pod_completion;
+
+    #[test]
+    fn only_a_finished_pod_completes_a_hook() {
+        let pod = |status: serde_json::Value| serde_json::json!({"status": status});
+        assert_eq!(
+            pod_completion(&pod(serde_json::json!({"phase": "Succeeded"}))),
+            Some(Ok(()))
+        );
+        assert_eq!(
+            pod_completion(&pod(
+                serde_json::json!({"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]})
+            )),
+            None
+        );
+        assert_eq!(
+            pod_completion(&pod(
+                serde_json::json!({"phase": "Failed", "reason": "Evicted"})
+            )),
+            Some(Err("pod failed (Evicted)".into()))
+        );
+        assert_eq!(pod_completion(&serde_json::json!({})), None);
+    }
+}
