@@ -56,6 +56,11 @@ fn hook_job(name: &str, events: &str, weight: i32, policy: &str, schedulable: bo
     )
 }
 
+/// A ConfigMap with no data, named `name`.
+fn empty_config_map(name: &str) -> String {
+    format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\ndata: {{}}\n")
+}
+
 fn hook_config_map(name: &str, events: &str, weight: i32) -> String {
     format!(
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  annotations:\n    helm.sh/hook: {events}\n    helm.sh/hook-weight: \"{weight}\"\ndata:\n  revision: {{{{ .Release.Revision | quote }}}}\n"
@@ -249,10 +254,7 @@ pub async fn capstan_release_atomic_install_that_never_gets_ready_leaves_nothing
                 "templates/service.yaml",
                 "apiVersion: v1\nkind: Service\nmetadata:\n  name: stuck-web\nspec:\n  ports:\n    - port: 80\n  selector:\n    app: stuck-web\n",
             ),
-            (
-                "templates/config.yaml",
-                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: stuck-config\ndata: {}\n",
-            ),
+            ("templates/config.yaml", &empty_config_map("stuck-config")),
         ],
     );
     let out = capstan(
@@ -293,10 +295,7 @@ pub async fn capstan_release_atomic_install_with_a_failing_hook_leaves_nothing(
         "doomed",
         &[
             ("templates/deployment.yaml", &deployment("doomed-web", true)),
-            (
-                "templates/config.yaml",
-                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: doomed-config\ndata: {}\n",
-            ),
+            ("templates/config.yaml", &empty_config_map("doomed-config")),
             (
                 "templates/prepare.yaml",
                 &hook_job("prepare", "pre-install", 0, "", false),
@@ -694,6 +693,29 @@ pub async fn capstan_release_force_replaces_what_cannot_change_in_place(cluster:
     assert_eq!(image.as_deref(), Some("example.invalid/job:3"));
 }
 
+/// `capstan release sync` of `chart` as release `name` in `namespace`, with `flags`.
+fn release_sync(
+    cluster: &Cluster,
+    dir: &Path,
+    name: &str,
+    namespace: &str,
+    chart: &Path,
+    flags: &[&str],
+) -> std::process::Output {
+    let mut args = vec![
+        "release",
+        "sync",
+        "--name",
+        name,
+        "--namespace",
+        namespace,
+        "--chart",
+        chart.to_str().unwrap(),
+    ];
+    args.extend_from_slice(flags);
+    capstan(cluster, dir, &args)
+}
+
 /// `capstan release sync --wait --atomic` of `chart` as release `locked` in `namespace`,
 /// waiting at most `timeout` seconds.
 fn locked_release_sync(
@@ -703,24 +725,8 @@ fn locked_release_sync(
     chart: &Path,
     timeout: &str,
 ) -> std::process::Output {
-    capstan(
-        cluster,
-        dir,
-        &[
-            "release",
-            "sync",
-            "--name",
-            "locked",
-            "--namespace",
-            namespace,
-            "--chart",
-            chart.to_str().unwrap(),
-            "--wait",
-            "--atomic",
-            "--timeout",
-            timeout,
-        ],
-    )
+    let flags = ["--wait", "--atomic", "--timeout", timeout];
+    release_sync(cluster, dir, "locked", namespace, chart, &flags)
 }
 
 pub async fn capstan_release_operations_on_one_release_exclude_each_other(cluster: Arc<Cluster>) {
@@ -738,10 +744,7 @@ pub async fn capstan_release_operations_on_one_release_exclude_each_other(cluste
     let quick = chart(
         dir.path(),
         "quick",
-        &[(
-            "templates/config.yaml",
-            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: quick-config\ndata: {}\n",
-        )],
+        &[("templates/config.yaml", &empty_config_map("quick-config"))],
     );
     let client = cluster.client().await;
     let leases: Api<Lease> = Api::namespaced(client.clone(), &namespace);
@@ -877,30 +880,12 @@ pub async fn capstan_release_waits_for_a_hook_pod_to_complete_not_just_to_be_rea
                 "templates/hook-pod.yaml",
                 "apiVersion: v1\nkind: Pod\nmetadata:\n  name: podhook-migrate\n  annotations:\n    helm.sh/hook: pre-install\n    helm.sh/hook-delete-policy: hook-failed\nspec:\n  restartPolicy: Never\n  containers:\n    - name: migrate\n      image: example.invalid/migrate:1\n",
             ),
-            (
-                "templates/config.yaml",
-                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: podhook-config\ndata: {}\n",
-            ),
+            ("templates/config.yaml", &empty_config_map("podhook-config")),
         ],
     );
     let started = std::time::Instant::now();
-    let out = capstan(
-        &cluster,
-        dir.path(),
-        &[
-            "release",
-            "sync",
-            "--name",
-            "podhook",
-            "--namespace",
-            &namespace,
-            "--chart",
-            chart.to_str().unwrap(),
-            "--atomic",
-            "--timeout",
-            "6",
-        ],
-    );
+    let flags = ["--atomic", "--timeout", "6"];
+    let out = release_sync(&cluster, dir.path(), "podhook", &namespace, &chart, &flags);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         !out.status.success(),
