@@ -325,7 +325,7 @@ fn wrong_world_is_refused_naming_the_file_and_what_was_expected() {
     assert!(
         error
             .to_string()
-            .contains("but it exports capstan:plugin/source@0.1.0"),
+            .contains("but it exports capstan:plugin/source@0.1.1"),
         "{error}"
     );
 }
@@ -472,5 +472,77 @@ async fn calls_beyond_the_instance_slots_wait_for_a_slot_instead_of_failing() {
     for task in spinning {
         let error = task.await.unwrap().unwrap_err();
         assert!(matches!(error.cause, CallFailure::Deadline(_)), "{error}");
+    }
+}
+
+/// The `crypto` import: a component gets a real RSA key of the size it asks for, generated
+/// natively by the host, and an invalid size is refused as invalid input.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_crypto_import_generates_rsa_keys_for_a_component() {
+    use capstan::plugins::bindings::backend::capstan::plugin::types::{
+        ChartArtifact, ChartMetadata, ReleaseId,
+    };
+    use capstan::plugins::bindings::backend::exports::capstan::plugin::backend::TemplateOptions;
+
+    let cache = tempfile::tempdir().unwrap();
+    let mut runtime = runtime(cache.path());
+    let limits = PluginLimits {
+        memory_mib: 64,
+        timeout_ms: 30_000,
+    };
+    runtime
+        .load(&entry(
+            "probe",
+            "test-host-probe",
+            PluginWorld::Backend,
+            limits,
+        ))
+        .unwrap();
+    let backend = runtime.backend("probe").unwrap();
+    let release = ReleaseId {
+        name: "probe".into(),
+        namespace: "default".into(),
+    };
+    let chart = ChartArtifact {
+        archive: vec![],
+        digest: String::new(),
+        metadata: ChartMetadata {
+            name: "none".into(),
+            version: "0.0.0".into(),
+            app_version: None,
+        },
+    };
+    let options = TemplateOptions {
+        kube_version: None,
+        api_versions: vec![],
+        is_upgrade: false,
+    };
+    let instructions = r#"{"rsaKeyBits": [2048, 4096, 1000, 1023, 8192]}"#.to_string();
+    let rendered = backend
+        .template(&release, &chart, &instructions, &options, Grants::default())
+        .await
+        .unwrap();
+    let report: serde_json::Value = serde_json::from_str(&rendered.manifest).unwrap();
+    // PKCS#1 RSAPrivateKey: a SEQUENCE with a two-byte long-form length (30 82 ..); nine
+    // integers, the modulus `bits` long and the others about half of it.
+    for (bits, range) in [(2048, 1150..1250), (4096, 2300..2400)] {
+        let key = &report[format!("rsa-key-{bits}")]["ok"];
+        let length = key["length"].as_u64().unwrap_or_default();
+        assert!(range.contains(&length), "{bits}: {report:#}");
+        assert!(
+            key["head"].as_str().unwrap_or_default().starts_with("3082"),
+            "{report:#}"
+        );
+    }
+    for bits in [1000, 1023, 8192] {
+        let refused = &report[format!("rsa-key-{bits}")];
+        assert_eq!(refused["error"], "InvalidInput", "{report:#}");
+        let message = refused["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains(&format!(
+                "{bits} bits is not an even size from 1024 to 4096"
+            )),
+            "{message}"
+        );
     }
 }

@@ -1,6 +1,7 @@
 //! What plugins may reach outside their sandbox. Each plugin call carries its own
 //! [`Grants`]; a host import outside them answers `denied`, naming what was refused.
 
+pub mod crypto;
 pub mod git;
 pub mod http;
 pub mod kube;

@@ -241,6 +241,8 @@ fn linker(engine: &Engine) -> Result<Linker<CallState>, RuntimeError> {
         .map_err(failed)?;
     bindings::git::add_to_linker::<CallState, HasSelf<CallState>>(&mut linker, |s| s)
         .map_err(failed)?;
+    bindings::crypto::add_to_linker::<CallState, HasSelf<CallState>>(&mut linker, |s| s)
+        .map_err(failed)?;
     Ok(linker)
 }
 

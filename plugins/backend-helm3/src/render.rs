@@ -71,6 +71,16 @@ fn load(chart: &ChartArtifact) -> Result<Chart, Error> {
         .map_err(|e| invalid(format!("chart {}: {e}", chart.metadata.name)))
 }
 
+/// RSA keys for the certificate functions from the host's `crypto` import, which generates
+/// them natively (several times faster than this component could).
+fn host_rsa_keys() -> capstan_helm::funcs::RsaKeySource {
+    std::rc::Rc::new(|bits| {
+        let bits = u32::try_from(bits).map_err(|_| format!("unsupported RSA key size {bits}"))?;
+        capstan_plugin_sdk::backend::capstan::plugin::crypto::generate_rsa_key(bits)
+            .map_err(|e| e.message)
+    })
+}
+
 /// Render `request.chart` for a release.
 pub fn render(request: Request<'_>) -> Result<Render, Error> {
     let loaded = load(request.chart)?;
@@ -93,6 +103,7 @@ pub fn render(request: Request<'_>) -> Result<Render, Error> {
             is_upgrade: request.is_upgrade,
         },
         capabilities: request.capabilities,
+        rsa_keys: Some(host_rsa_keys()),
         ..RenderOptions::default()
     };
     let assembled =

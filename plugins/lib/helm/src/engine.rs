@@ -11,7 +11,7 @@ use capstan_gotmpl::value::{Map, Value};
 use capstan_gotmpl::{Limits, MissingKey, Template, TemplateError};
 
 use crate::chart::{Chart, Metadata};
-use crate::funcs::{LookupFn, WARN_END, WARN_START, helm_functions};
+use crate::funcs::{LookupFn, RsaKeySource, WARN_END, WARN_START, helm_functions};
 use crate::objects::{Capabilities, Files};
 
 /// The release a render is for.
@@ -54,6 +54,9 @@ pub struct RenderOptions {
     pub limits: Limits,
     /// `lookup` implementation; `None` gives `{}` as `helm template` does.
     pub lookup: Option<LookupFn>,
+    /// Where `genPrivateKey`, `genCA` and the other certificate functions get RSA keys;
+    /// `None` generates them in-process.
+    pub rsa_keys: Option<RsaKeySource>,
 }
 
 /// A rendering failure, worded as Helm words it.
@@ -282,7 +285,10 @@ pub fn render(
 ) -> Result<BTreeMap<String, String>, RenderError> {
     let mut templates = BTreeMap::new();
     collect_templates(chart, &mut templates, top);
-    let mut set = Template::new(helm_functions(options.lookup.clone()));
+    let mut set = Template::new(helm_functions(
+        options.lookup.clone(),
+        options.rsa_keys.clone(),
+    ));
     set.missing_key = if options.strict {
         MissingKey::Error
     } else {

@@ -36,11 +36,44 @@ use x509_cert::der::oid::db::rfc5280::{
 };
 use x509_cert::der::oid::db::rfc5912::SECP_256_R_1 as P256_CURVE;
 
-pub fn register(funcs: &mut FuncMap) {
-    funcs.add("genPrivateKey", 1, false, |args| {
+/// Where RSA keys come from: a function from a size in bits to a new key as PKCS#1 DER, or
+/// an error text. A WebAssembly guest can hand generation to a native host this way.
+pub type RsaKeySource = Rc<dyn Fn(usize) -> Result<Vec<u8>, String>>;
+
+/// A new RSA key of `bits` bits (exponent 65537) as PKCS#1 DER, generated here: the default
+/// [`RsaKeySource`], and what a host runs natively for a guest.
+pub fn generate_rsa_key_der(bits: usize) -> Result<Vec<u8>, String> {
+    use rsa::pkcs1::EncodeRsaPrivateKey;
+    if !(512..=16384).contains(&bits) || !bits.is_multiple_of(2) {
+        return Err(format!("unsupported RSA key size {bits}"));
+    }
+    let key = crate::rsakey::generate(bits).map_err(|e| e.to_string())?;
+    let der = key.to_pkcs1_der().map_err(|e| e.to_string())?;
+    Ok(der.as_bytes().to_vec())
+}
+
+/// A key of `bits` bits from `source`, parsed for signing.
+fn rsa_key(source: &RsaKeySource, bits: usize) -> Result<rsa::RsaPrivateKey, String> {
+    use rsa::pkcs1::DecodeRsaPrivateKey;
+    let der = source(bits)?;
+    let key = rsa::RsaPrivateKey::from_pkcs1_der(&der).map_err(|e| e.to_string())?;
+    use rsa::traits::PublicKeyParts;
+    if key.n().bits() != bits {
+        return Err(format!(
+            "key source gave a {}-bit key for {bits} bits",
+            key.n().bits()
+        ));
+    }
+    Ok(key)
+}
+
+pub fn register(funcs: &mut FuncMap, rsa_keys: Option<RsaKeySource>) {
+    let rsa_keys: RsaKeySource = rsa_keys.unwrap_or_else(|| Rc::new(generate_rsa_key_der));
+    let keys = rsa_keys.clone();
+    funcs.add("genPrivateKey", 1, false, move |args| {
         let kind = arg_str(args, 0)?;
         let key = match kind {
-            "" | "rsa" => crate::rsakey::generate(4096).map(PrivateKey::Rsa),
+            "" | "rsa" => rsa_key(&keys, 4096).map(PrivateKey::Rsa),
             "ecdsa" => Ok(PrivateKey::Ec(p256::SecretKey::random(&mut SystemRandom))),
             "ed25519" => Ok(PrivateKey::Ed25519(ed25519_dalek::SigningKey::generate(
                 &mut SystemRandom,
@@ -57,9 +90,10 @@ pub fn register(funcs: &mut FuncMap) {
             Err(e) => format!("failed to generate private key: {e}"),
         }))
     });
-    funcs.add("genCA", 2, false, |args| {
+    let keys = rsa_keys.clone();
+    funcs.add("genCA", 2, false, move |args| {
         let (cn, days) = (arg_str(args, 0)?, arg_int(args, 1)?);
-        let key = new_rsa_key()?;
+        let key = new_rsa_key(&keys)?;
         certificate_authority(cn, days, key)
     });
     funcs.add("genCAWithKey", 3, false, |args| {
@@ -68,9 +102,10 @@ pub fn register(funcs: &mut FuncMap) {
             .map_err(|e| FuncError::new(format!("parsing private key: {e}")))?;
         certificate_authority(cn, days, key)
     });
-    funcs.add("genSelfSignedCert", 4, false, |args| {
+    let keys = rsa_keys.clone();
+    funcs.add("genSelfSignedCert", 4, false, move |args| {
         let request = CertRequest::from_args(args)?;
-        self_signed(&request, new_rsa_key()?)
+        self_signed(&request, new_rsa_key(&keys)?)
     });
     funcs.add("genSelfSignedCertWithKey", 5, false, |args| {
         let request = CertRequest::from_args(args)?;
@@ -78,10 +113,10 @@ pub fn register(funcs: &mut FuncMap) {
             .map_err(|e| FuncError::new(format!("parsing private key: {e}")))?;
         self_signed(&request, key)
     });
-    funcs.add("genSignedCert", 5, false, |args| {
+    funcs.add("genSignedCert", 5, false, move |args| {
         let request = CertRequest::from_args(args)?;
         let ca = arg_certificate(args, 4)?;
-        signed(&request, &ca, new_rsa_key()?)
+        signed(&request, &ca, new_rsa_key(&rsa_keys)?)
     });
     funcs.add("genSignedCertWithKey", 6, false, |args| {
         let request = CertRequest::from_args(args)?;
@@ -115,8 +150,8 @@ pub fn register(funcs: &mut FuncMap) {
     });
 }
 
-fn new_rsa_key() -> Result<PrivateKey, FuncError> {
-    crate::rsakey::generate(2048)
+fn new_rsa_key(source: &RsaKeySource) -> Result<PrivateKey, FuncError> {
+    rsa_key(source, 2048)
         .map(PrivateKey::Rsa)
         .map_err(|e| FuncError::new(format!("error generating rsa key: {e}")))
 }
@@ -738,6 +773,46 @@ mod tests {
         assert_eq!(
             error("buildCustomCert", &[s("!"), s("")]),
             "unable to decode base64 certificate"
+        );
+    }
+
+    /// Calls `name` with functions whose RSA keys come from `source`.
+    fn call_with_source(
+        source: super::RsaKeySource,
+        name: &str,
+        args: &[Value],
+    ) -> Result<Value, String> {
+        let funcs = crate::functions_with(Some(source));
+        let func = funcs.get(name).expect("registered");
+        (func.body)(&mut NoRuntime, args).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn rsa_keys_come_from_the_configured_source() {
+        use std::cell::RefCell;
+        use std::rc::Rc;
+        let (_, der) = pem_decode(RSA_KEY).expect("pem");
+        let expected_pem = super::pem_encode("RSA PRIVATE KEY", &der);
+        let asked = Rc::new(RefCell::new(Vec::new()));
+        let log = asked.clone();
+        let fixed: super::RsaKeySource = Rc::new(move |bits| {
+            log.borrow_mut().push(bits);
+            Ok(der.clone())
+        });
+        // genCA asks for 2048 bits, which the fixed 2048-bit key satisfies.
+        let ca = pair(call_with_source(fixed.clone(), "genCA", &[s("ca"), i(10)]).unwrap());
+        assert_eq!(ca.key, expected_pem);
+        // genPrivateKey asks for 4096: a source answering with another size is an error.
+        let key = call_with_source(fixed, "genPrivateKey", &[s("rsa")]).unwrap();
+        assert_eq!(
+            key.to_go_string(),
+            "failed to generate private key: key source gave a 2048-bit key for 4096 bits"
+        );
+        assert_eq!(*asked.borrow(), [2048, 4096]);
+        let failing: super::RsaKeySource = Rc::new(|_| Err("host refused".into()));
+        assert_eq!(
+            call_with_source(failing, "genCA", &[s("ca"), i(10)]).unwrap_err(),
+            "error generating rsa key: host refused"
         );
     }
 

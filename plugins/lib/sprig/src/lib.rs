@@ -19,6 +19,7 @@ mod dicts;
 mod encoding;
 mod lists;
 mod math;
+mod montgomery;
 pub mod paths;
 mod reflect;
 mod regex;
@@ -28,10 +29,17 @@ mod strings;
 mod url;
 mod values;
 
+pub use certs::{RsaKeySource, generate_rsa_key_der};
+
 /// Every Sprig function Helm exposes (`TxtFuncMap` without `env` and `expandenv`).
 pub fn functions() -> FuncMap {
+    functions_with(None)
+}
+
+/// [`functions`] with RSA keys taken from `rsa_keys` (default: [`generate_rsa_key_der`]).
+pub fn functions_with(rsa_keys: Option<RsaKeySource>) -> FuncMap {
     let mut funcs = FuncMap::new();
-    certs::register(&mut funcs);
+    certs::register(&mut funcs, rsa_keys);
     conv::register(&mut funcs);
     crypto::register(&mut funcs);
     dates::register(&mut funcs);

@@ -1,36 +1,42 @@
 //! RSA key generation for `genPrivateKey`, `genCA` and the other certificate functions.
 //!
-//! The `rsa` crate's `RsaPrivateKey::new` finds each prime by testing random odd numbers
-//! sieved only by the primes up to 53, and confirms each with 21 Miller–Rabin rounds and a
-//! Lucas test (Go's `ProbablyPrime(20)`). That made a 4096-bit key take seconds inside
-//! WebAssembly. Here a random start is sieved by every odd prime below 2^14 (candidates with
-//! `p ≡ 1 mod 65537`, for which `e` would have no inverse, are skipped too), so about a
-//! third as many candidates reach a modular exponentiation; a candidate is accepted after
-//! the Miller–Rabin rounds FIPS 186-5 (Table B.1) asks for at its size — the counts Go's
-//! `crypto/rsa` key generation uses — plus a Lucas test (together a Baillie–PSW test).
-//! The key is then built from its two primes by the `rsa` crate, which validates it.
+//! Each prime is found as Go's and OpenSSL's searches find theirs: a random odd start with
+//! its top two bits set, a sieve over the next 4096 odd numbers by every odd prime up to a
+//! bound that grows with the size (2^14 for small primes, 2^16 from 768 bits, 2^18 from
+//! 1536 bits; also skipping `p ≡ 1 mod 65537`, where `e` would have no inverse), and a
+//! probable-prime test of each survivor in order: Miller–Rabin to base 2 (squarings and
+//! doublings only, see [`crate::montgomery`]; it rejects practically every composite), then
+//! random bases up to the round count FIPS 186-5 (Table B.1) asks for at the size — the
+//! counts Go's `crypto/rsa` uses, which bound the error for random candidates at 2^-100
+//! without a Lucas test.
+//! Natively the two primes are searched on two threads. The key is built from its primes by
+//! the `rsa` crate, which validates it.
 
 use std::sync::OnceLock;
 
 use num_bigint_dig::BigUint;
-use num_bigint_dig::prime::{probably_prime_lucas, probably_prime_miller_rabin};
 use rand_core::RngCore;
 
 use crate::crypto::SystemRandom;
+use crate::montgomery::{
+    Limb, Montgomery, add_small, limbs_from_be_bytes, limbs_to_be_bytes, split_minus_one,
+};
 
 /// The public exponent Go uses.
 const EXPONENT: u32 = 65537;
 
-/// Sieve bound: every odd prime below this divides no accepted candidate.
-const SIEVE_LIMIT: u32 = 1 << 14;
+/// Largest sieve bound used (for the biggest primes).
+const MAX_SIEVE_LIMIT: u32 = 1 << 18;
 
-/// How far past a random start the search goes before drawing a new start.
-const MAX_DELTA: u32 = 1 << 20;
+/// How many odd numbers past a random start one sieve covers before a new start is drawn
+/// (primes of 2048 bits are about 1420 apart on average).
+const WINDOW: usize = 4096;
 
+/// The odd primes below [`MAX_SIEVE_LIMIT`], ascending.
 fn small_primes() -> &'static [u32] {
     static PRIMES: OnceLock<Vec<u32>> = OnceLock::new();
     PRIMES.get_or_init(|| {
-        let limit = SIEVE_LIMIT as usize;
+        let limit = MAX_SIEVE_LIMIT as usize;
         let mut composite = vec![false; limit];
         let mut primes = Vec::new();
         for n in 3..limit {
@@ -47,6 +53,20 @@ fn small_primes() -> &'static [u32] {
     })
 }
 
+/// The sieve primes for candidates of `bits` bits: a deeper sieve pays off as the
+/// exponentiation it saves grows (cubically with the size), and no sieve prime may reach
+/// the candidates themselves (they are at least 2^(bits-1)).
+fn sieve_primes(bits: usize) -> &'static [u32] {
+    let limit: u64 = match bits {
+        1536.. => 1 << 18,
+        768.. => 1 << 16,
+        _ => 1 << 14,
+    };
+    let limit = limit.min(1u64 << (bits - 2).min(40));
+    let primes = small_primes();
+    &primes[..primes.partition_point(|p| u64::from(*p) < limit)]
+}
+
 /// Miller–Rabin rounds for a random prime candidate of `bits` bits (FIPS 186-5, Table B.1,
 /// error probability at most 2^-100 for 1024-bit and larger primes; more below).
 fn miller_rabin_rounds(bits: usize) -> usize {
@@ -58,72 +78,146 @@ fn miller_rabin_rounds(bits: usize) -> usize {
     }
 }
 
-/// The remainder of the big-endian number `bytes` divided by `m` (`m` < 2^32).
-fn remainder(bytes: &[u8], m: u32) -> u32 {
+/// The remainder of the little-endian `limbs` divided by `m` (`m` < 2^32).
+fn remainder(limbs: &[Limb], m: u32) -> u32 {
     let m = u64::from(m);
-    bytes
-        .iter()
-        .fold(0u64, |r, b| ((r << 8) | u64::from(*b)) % m) as u32
+    let mut r = 0u64;
+    for limb in limbs.iter().rev() {
+        for half in limb.to_be_bytes().chunks(4) {
+            let chunk = half.iter().fold(0u64, |acc, b| (acc << 8) | u64::from(*b));
+            r = ((r << 32) | chunk) % m;
+        }
+    }
+    r as u32
+}
+
+/// The offset `k` below `step` with `residue + 2k ≡ target (mod step)`, for odd `step`.
+fn first_offset(residue: u32, target: u32, step: u32) -> usize {
+    let step = u64::from(step);
+    let half = step.div_ceil(2); // 2⁻¹ mod step
+    let needed = (u64::from(target) + step - u64::from(residue) % step) % step;
+    (needed * half % step) as usize
+}
+
+/// A random odd number of exactly `bits` bits with its top two bits set, in `len` limbs.
+fn random_start(rng: &mut impl RngCore, bits: usize, len: usize) -> Vec<Limb> {
+    let bytes_len = bits.div_ceil(8);
+    let top = match bits % 8 {
+        0 => 8,
+        b => b,
+    };
+    let mut bytes = vec![0u8; bytes_len];
+    rng.fill_bytes(&mut bytes);
+    bytes[0] &= ((1u32 << top) - 1) as u8;
+    if top >= 2 {
+        bytes[0] |= 3 << (top - 2);
+    } else {
+        bytes[0] |= 1;
+        bytes[1] |= 0x80;
+    }
+    bytes[bytes_len - 1] |= 1;
+    limbs_from_be_bytes(&bytes, len)
+}
+
+/// The number of significant bits of little-endian `limbs`.
+fn bit_length(limbs: &[Limb]) -> usize {
+    match limbs.iter().rposition(|l| *l != 0) {
+        Some(top) => top * Limb::BITS as usize + (Limb::BITS - limbs[top].leading_zeros()) as usize,
+        None => 0,
+    }
+}
+
+/// Miller–Rabin with `rounds` bases: 2 first (which rejects almost every composite, with
+/// squarings and doublings only), then `rounds - 1` random ones.
+fn probably_prime(candidate: &[Limb], bits: usize, rounds: usize, rng: &mut impl RngCore) -> bool {
+    let mut arithmetic = Montgomery::new(candidate);
+    let (d, s) = split_minus_one(candidate);
+    let x = arithmetic.pow_of_two(&d);
+    if !arithmetic.strong_probable_prime(x, s) {
+        return false;
+    }
+    let len = candidate.len();
+    for _ in 1..rounds {
+        // A uniform base in [2, 2^(bits-1)): below n (which has `bits` bits), not 0 or 1.
+        let base = loop {
+            let mut bytes = vec![0u8; (bits - 1).div_ceil(8)];
+            rng.fill_bytes(&mut bytes);
+            bytes[0] &= (0xffu16 >> ((8 - (bits - 1) % 8) % 8)) as u8;
+            let base = limbs_from_be_bytes(&bytes, len);
+            if bit_length(&base) > 1 {
+                break base;
+            }
+        };
+        let base = arithmetic.montgomery_form_of(&base);
+        let x = arithmetic.pow(&base, &d);
+        if !arithmetic.strong_probable_prime(x, s) {
+            return false;
+        }
+    }
+    true
 }
 
 /// A random prime of exactly `bits` bits (at least 16) with its top two bits set and
 /// `p - 1` coprime to 65537.
 pub(crate) fn random_prime(rng: &mut impl RngCore, bits: usize) -> BigUint {
     assert!(bits >= 16, "prime size must be at least 16 bits");
-    let primes = small_primes();
+    let primes = sieve_primes(bits);
     let rounds = miller_rabin_rounds(bits);
-    let len = bits.div_ceil(8);
-    let top = match bits % 8 {
-        0 => 8,
-        b => b,
-    };
-    let mut bytes = vec![0u8; len];
-    let mut residues = vec![0u32; primes.len()];
+    let len = bits.div_ceil(Limb::BITS as usize);
+    let mut composite = vec![false; WINDOW];
     loop {
-        rng.fill_bytes(&mut bytes);
-        bytes[0] &= ((1u32 << top) - 1) as u8;
-        if top >= 2 {
-            bytes[0] |= 3 << (top - 2);
-        } else {
-            bytes[0] |= 1;
-            bytes[1] |= 0x80;
-        }
-        bytes[len - 1] |= 1;
-        for (r, p) in residues.iter_mut().zip(primes) {
-            *r = remainder(&bytes, *p);
-        }
-        let residue_e = remainder(&bytes, EXPONENT);
-        let start = BigUint::from_bytes_be(&bytes);
-        let mut delta = 0u32;
-        while delta < MAX_DELTA {
-            let sieved = (residue_e + delta) % EXPONENT != 1
-                && residues
-                    .iter()
-                    .zip(primes)
-                    .all(|(r, p)| !(r + delta).is_multiple_of(*p));
-            if sieved {
-                let candidate = &start + BigUint::from(delta);
-                if candidate.bits() != bits {
-                    break;
-                }
-                if probably_prime_miller_rabin(&candidate, rounds, true)
-                    && probably_prime_lucas(&candidate)
-                {
-                    return candidate;
-                }
+        let start = random_start(rng, bits, len);
+        composite.fill(false);
+        for p in primes {
+            let mut k = first_offset(remainder(&start, *p), 0, *p);
+            while k < WINDOW {
+                composite[k] = true;
+                k += *p as usize;
             }
-            delta += 2;
+        }
+        // p ≡ 1 (mod 65537) would leave e without an inverse; the window is shorter than
+        // 65537, so at most one offset has it.
+        let k = first_offset(remainder(&start, EXPONENT), 1, EXPONENT);
+        if k < WINDOW {
+            composite[k] = true;
+        }
+        for (k, _) in composite.iter().enumerate().filter(|(_, c)| !**c) {
+            let mut candidate = start.clone();
+            let carry = add_small(&mut candidate, 2 * k as Limb);
+            if carry || bit_length(&candidate) != bits {
+                break;
+            }
+            if probably_prime(&candidate, bits, rounds, rng) {
+                return BigUint::from_bytes_be(&limbs_to_be_bytes(&candidate));
+            }
         }
     }
 }
 
+/// The two primes of a `bits`-bit key, found in parallel natively (each search is
+/// independent and takes the same time on average).
+fn two_primes(bits: usize) -> (BigUint, BigUint) {
+    #[cfg(not(target_family = "wasm"))]
+    {
+        let found = std::thread::scope(|scope| {
+            let other = scope.spawn(|| random_prime(&mut SystemRandom, bits / 2));
+            let q = random_prime(&mut SystemRandom, bits - bits / 2);
+            other.join().map(|p| (p, q))
+        });
+        if let Ok(primes) = found {
+            return primes;
+        }
+    }
+    let p = random_prime(&mut SystemRandom, bits / 2);
+    let q = random_prime(&mut SystemRandom, bits - bits / 2);
+    (p, q)
+}
+
 /// A new RSA key of `bits` bits (an even number, at least 32) with exponent 65537.
 pub(crate) fn generate(bits: usize) -> rsa::Result<rsa::RsaPrivateKey> {
-    let mut rng = SystemRandom;
     let mut attempts = 0;
     loop {
-        let p = random_prime(&mut rng, bits / 2);
-        let q = random_prime(&mut rng, bits - bits / 2);
+        let (p, q) = two_primes(bits);
         match rsa::RsaPrivateKey::from_primes(vec![p, q], BigUint::from(EXPONENT)) {
             Ok(key) => return Ok(key),
             // Equal primes (practically impossible): draw again, a bounded number of times.
@@ -143,14 +237,38 @@ mod tests {
     fn sieve_lists_the_odd_primes() {
         let primes = small_primes();
         assert_eq!(&primes[..8], &[3, 5, 7, 11, 13, 17, 19, 23]);
-        assert_eq!(*primes.last().unwrap(), 16381);
-        assert_eq!(primes.len(), 1899);
+        // π(2^18) = 23000, less the even prime 2.
+        assert_eq!(primes.len(), 22999);
+        assert_eq!(*primes.last().unwrap(), 262139);
+        assert_eq!(sieve_primes(1024).len(), 6541);
+        assert_eq!(*sieve_primes(16).last().unwrap(), 16381);
+        assert_eq!(*sieve_primes(12 + 2).last().unwrap(), 4093);
     }
 
     #[test]
     fn remainder_of_big_endian_bytes() {
-        assert_eq!(remainder(&[0x01, 0x00], 7), 256 % 7);
-        assert_eq!(remainder(&[0xff; 16], 65537), (u128::MAX % 65537) as u32);
+        let limbs = limbs_from_be_bytes(&[0x01, 0x00], 2);
+        assert_eq!(remainder(&limbs, 7), 256 % 7);
+        let limbs = limbs_from_be_bytes(&[0xff; 16], 128 / Limb::BITS as usize);
+        assert_eq!(remainder(&limbs, 65537), (u128::MAX % 65537) as u32);
+    }
+
+    #[test]
+    fn offsets_reach_the_target_residue() {
+        for (residue, target, step) in [
+            (0, 0, 3),
+            (1, 0, 3),
+            (2, 0, 7),
+            (10, 1, 65537),
+            (65536, 1, 65537),
+        ] {
+            let k = first_offset(residue, target, step) as u64;
+            assert!(k < u64::from(step));
+            assert_eq!(
+                (u64::from(residue) + 2 * k) % u64::from(step),
+                u64::from(target)
+            );
+        }
     }
 
     #[test]

@@ -5,7 +5,7 @@ use std::rc::Rc;
 use capstan_gotmpl::funcs::{FuncError, FuncResult, Runtime};
 use capstan_gotmpl::value::{Map, Value};
 
-struct NoRuntime;
+pub(crate) struct NoRuntime;
 
 impl Runtime for NoRuntime {
     fn execute_named(&mut self, name: &str, _data: Value) -> Result<String, FuncError> {

@@ -1,9 +1,11 @@
-//! Test component that calls every host import (`log`, `kube`, `git`) and reports what each
-//! returned. Its `template` export takes the probe's instructions as the values JSON:
+//! Test component that calls every host import (`log`, `kube`, `git`, `crypto`) and reports
+//! what each returned. Its `template` export takes the probe's instructions as the values
+//! JSON:
 //!
 //! ```json
 //! {"namespace": "ns", "deniedNamespace": "kube-system", "waitDeployment": "web",
-//!  "gitUrl": "file:///…", "gitRef": "main", "gitPath": "chart", "deniedGitUrl": "file:///other"}
+//!  "gitUrl": "file:///…", "gitRef": "main", "gitPath": "chart", "deniedGitUrl": "file:///other",
+//!  "rsaKeyBits": [2048, 1000]}
 //! ```
 //!
 //! and returns a JSON report in `manifest`: one entry per step with its outcome.
@@ -11,7 +13,7 @@
 wit_bindgen::generate!({ world: "host-probe", path: "wit", generate_all });
 
 use capstan::plugin::types::{ChartArtifact, Error, ErrorCode, Json, ReleaseId, ReleaseInfo};
-use capstan::plugin::{git, kube, log};
+use capstan::plugin::{crypto, git, kube, log};
 use exports::capstan::plugin::backend::{
     Guest, Rendered, SyncOptions, SyncOutcome, SyncPlan, SyncRequest, TemplateOptions,
     UninstallOptions,
@@ -195,6 +197,24 @@ fn probe_git(instructions: &Value, report: &mut serde_json::Map<String, Value>) 
     }
 }
 
+/// `rsa-key-BITS`: the DER length and its first four bytes (hex), or the error.
+fn probe_crypto(instructions: &Value, report: &mut serde_json::Map<String, Value>) {
+    let Some(sizes) = instructions["rsaKeyBits"].as_array() else {
+        return;
+    };
+    for bits in sizes.iter().filter_map(Value::as_u64) {
+        let generated = crypto::generate_rsa_key(bits as u32).map(|der| {
+            let head: String = der.iter().take(4).map(|b| format!("{b:02x}")).collect();
+            json!({"length": der.len(), "head": head})
+        });
+        let entry = match generated {
+            Ok(value) => json!({"ok": value}),
+            Err(_) => outcome(&generated),
+        };
+        report.insert(format!("rsa-key-{bits}"), entry);
+    }
+}
+
 struct Probe;
 
 impl Guest for Probe {
@@ -217,6 +237,7 @@ impl Guest for Probe {
         report.insert("log".into(), json!("sent"));
         probe_kube(&instructions, &mut report);
         probe_git(&instructions, &mut report);
+        probe_crypto(&instructions, &mut report);
         Ok(Rendered {
             manifest: Value::Object(report).to_string(),
             hooks: String::new(),
