@@ -9,7 +9,8 @@
 //! random bases up to the round count FIPS 186-5 (Table B.1) asks for at the size — the
 //! counts Go's `crypto/rsa` uses, which bound the error for random candidates at 2^-100
 //! without a Lucas test.
-//! Natively the two primes are searched on two threads. The key is built from its primes by
+//! Natively every core (up to four) tests candidates of the same prime, so one key is not
+//! kept waiting by the slower of two independent searches. The key is built from its primes by
 //! the `rsa` crate, which validates it.
 
 use std::sync::OnceLock;
@@ -157,67 +158,114 @@ fn probably_prime(candidate: &[Limb], bits: usize, rounds: usize, rng: &mut impl
     true
 }
 
-/// A random prime of exactly `bits` bits (at least 16) with its top two bits set and
-/// `p - 1` coprime to 65537.
-pub(crate) fn random_prime(rng: &mut impl RngCore, bits: usize) -> BigUint {
-    assert!(bits >= 16, "prime size must be at least 16 bits");
-    let primes = sieve_primes(bits);
-    let rounds = miller_rabin_rounds(bits);
-    let len = bits.div_ceil(Limb::BITS as usize);
-    let mut composite = vec![false; WINDOW];
-    loop {
-        let start = random_start(rng, bits, len);
-        composite.fill(false);
-        for p in primes {
-            let mut k = first_offset(remainder(&start, *p), 0, *p);
-            while k < WINDOW {
-                composite[k] = true;
-                k += *p as usize;
-            }
-        }
-        // p ≡ 1 (mod 65537) would leave e without an inverse; the window is shorter than
-        // 65537, so at most one offset has it.
-        let k = first_offset(remainder(&start, EXPONENT), 1, EXPONENT);
-        if k < WINDOW {
+/// The offsets `k` below [`WINDOW`] for which `start + 2k` has no factor among `primes`
+/// and is not 1 modulo 65537, ascending.
+fn sieve(start: &[Limb], primes: &[u32], composite: &mut [bool]) -> Vec<usize> {
+    composite.fill(false);
+    for p in primes {
+        let mut k = first_offset(remainder(start, *p), 0, *p);
+        while k < WINDOW {
             composite[k] = true;
+            k += *p as usize;
         }
-        for (k, _) in composite.iter().enumerate().filter(|(_, c)| !**c) {
-            let mut candidate = start.clone();
-            let carry = add_small(&mut candidate, 2 * k as Limb);
-            if carry || bit_length(&candidate) != bits {
-                break;
-            }
-            if probably_prime(&candidate, bits, rounds, rng) {
-                return BigUint::from_bytes_be(&limbs_to_be_bytes(&candidate));
-            }
-        }
+    }
+    // p ≡ 1 (mod 65537) would leave e without an inverse; the window is shorter than 65537,
+    // so at most one offset has it.
+    let k = first_offset(remainder(start, EXPONENT), 1, EXPONENT);
+    if k < WINDOW {
+        composite[k] = true;
+    }
+    (0..WINDOW).filter(|k| !composite[*k]).collect()
+}
+
+/// How many threads test candidates of one prime: every core natively (at most 4), one
+/// inside WebAssembly.
+fn searchers() -> usize {
+    #[cfg(not(target_family = "wasm"))]
+    {
+        std::thread::available_parallelism().map_or(1, |n| n.get().min(4))
+    }
+    #[cfg(target_family = "wasm")]
+    {
+        1
     }
 }
 
-/// The two primes of a `bits`-bit key, found in parallel natively (each search is
-/// independent and takes the same time on average).
-fn two_primes(bits: usize) -> (BigUint, BigUint) {
+/// Test the candidates `start + 2k` for the sieved offsets `k`, on `threads` threads that
+/// take the next untested offset in turn; returns a prime as soon as one thread finds one.
+fn search_window(
+    start: &[Limb],
+    offsets: &[usize],
+    bits: usize,
+    threads: usize,
+) -> Option<Vec<Limb>> {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    let rounds = miller_rabin_rounds(bits);
+    let next = AtomicUsize::new(0);
+    let done = AtomicBool::new(false);
+    let search = || -> Option<Vec<Limb>> {
+        let mut rng = SystemRandom;
+        while !done.load(Ordering::Relaxed) {
+            let k = *offsets.get(next.fetch_add(1, Ordering::Relaxed))?;
+            let mut candidate = start.to_vec();
+            let carry = add_small(&mut candidate, 2 * k as Limb);
+            if carry || bit_length(&candidate) != bits {
+                // Past the top of the size: later offsets are too, for every thread.
+                done.store(true, Ordering::Relaxed);
+                return None;
+            }
+            if probably_prime(&candidate, bits, rounds, &mut rng) {
+                done.store(true, Ordering::Relaxed);
+                return Some(candidate);
+            }
+        }
+        None
+    };
+    if threads <= 1 {
+        return search();
+    }
     #[cfg(not(target_family = "wasm"))]
     {
-        let found = std::thread::scope(|scope| {
-            let other = scope.spawn(|| random_prime(&mut SystemRandom, bits / 2));
-            let q = random_prime(&mut SystemRandom, bits - bits / 2);
-            other.join().map(|p| (p, q))
-        });
-        if let Ok(primes) = found {
-            return primes;
+        std::thread::scope(|scope| {
+            let helpers: Vec<_> = (1..threads).map(|_| scope.spawn(search)).collect();
+            let mut found = search();
+            for helper in helpers {
+                // A helper that panicked found nothing; the search stands without it.
+                if let Ok(Some(prime)) = helper.join() {
+                    found.get_or_insert(prime);
+                }
+            }
+            found
+        })
+    }
+    #[cfg(target_family = "wasm")]
+    {
+        search()
+    }
+}
+
+/// A random prime of exactly `bits` bits (at least 16) with its top two bits set and
+/// `p - 1` coprime to 65537.
+pub(crate) fn random_prime(bits: usize) -> BigUint {
+    assert!(bits >= 16, "prime size must be at least 16 bits");
+    let primes = sieve_primes(bits);
+    let len = bits.div_ceil(Limb::BITS as usize);
+    let threads = searchers();
+    let mut composite = vec![false; WINDOW];
+    loop {
+        let start = random_start(&mut SystemRandom, bits, len);
+        let offsets = sieve(&start, primes, &mut composite);
+        if let Some(prime) = search_window(&start, &offsets, bits, threads) {
+            return BigUint::from_bytes_be(&limbs_to_be_bytes(&prime));
         }
     }
-    let p = random_prime(&mut SystemRandom, bits / 2);
-    let q = random_prime(&mut SystemRandom, bits - bits / 2);
-    (p, q)
 }
 
 /// A new RSA key of `bits` bits (an even number, at least 32) with exponent 65537.
 pub(crate) fn generate(bits: usize) -> rsa::Result<rsa::RsaPrivateKey> {
     let mut attempts = 0;
     loop {
-        let (p, q) = two_primes(bits);
+        let (p, q) = (random_prime(bits / 2), random_prime(bits - bits / 2));
         match rsa::RsaPrivateKey::from_primes(vec![p, q], BigUint::from(EXPONENT)) {
             Ok(key) => return Ok(key),
             // Equal primes (practically impossible): draw again, a bounded number of times.
@@ -275,7 +323,7 @@ mod tests {
     fn primes_have_the_size_and_pass_go_s_primality_test() {
         for bits in [16usize, 17, 64, 256, 512] {
             for _ in 0..4 {
-                let p = random_prime(&mut SystemRandom, bits);
+                let p = random_prime(bits);
                 assert_eq!(p.bits(), bits);
                 assert_eq!(&p >> (bits - 2), BigUint::from(3u32), "top two bits set");
                 assert!(probably_prime(&p, 20), "{p} is prime");
