@@ -14,6 +14,10 @@ use capstan::plugins::cache::CacheOutcome;
 use capstan::plugins::call::CallFailure;
 use capstan::plugins::{LoadError, PluginRuntime};
 
+#[path = "../../tests/support/probe.rs"]
+mod probe_support;
+use probe_support::probe;
+
 fn plugin_file(name: &str) -> PathBuf {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../target/plugins")
@@ -479,11 +483,6 @@ async fn calls_beyond_the_instance_slots_wait_for_a_slot_instead_of_failing() {
 /// natively by the host, and an invalid size is refused as invalid input.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_crypto_import_generates_rsa_keys_for_a_component() {
-    use capstan::plugins::bindings::backend::capstan::plugin::types::{
-        ChartArtifact, ChartMetadata, ReleaseId,
-    };
-    use capstan::plugins::bindings::backend::exports::capstan::plugin::backend::TemplateOptions;
-
     let cache = tempfile::tempdir().unwrap();
     let mut runtime = runtime(cache.path());
     let limits = PluginLimits {
@@ -498,31 +497,8 @@ async fn the_crypto_import_generates_rsa_keys_for_a_component() {
             limits,
         ))
         .unwrap();
-    let backend = runtime.backend("probe").unwrap();
-    let release = ReleaseId {
-        name: "probe".into(),
-        namespace: "default".into(),
-    };
-    let chart = ChartArtifact {
-        archive: vec![],
-        digest: String::new(),
-        metadata: ChartMetadata {
-            name: "none".into(),
-            version: "0.0.0".into(),
-            app_version: None,
-        },
-    };
-    let options = TemplateOptions {
-        kube_version: None,
-        api_versions: vec![],
-        is_upgrade: false,
-    };
-    let instructions = r#"{"rsaKeyBits": [2048, 4096, 1000, 1023, 8192]}"#.to_string();
-    let rendered = backend
-        .template(&release, &chart, &instructions, &options, Grants::default())
-        .await
-        .unwrap();
-    let report: serde_json::Value = serde_json::from_str(&rendered.manifest).unwrap();
+    let instructions = serde_json::json!({"rsaKeyBits": [2048, 4096, 1000, 1023, 8192]});
+    let report = probe(&runtime, instructions, Grants::default()).await;
     // PKCS#1 RSAPrivateKey: a SEQUENCE with a two-byte long-form length (30 82 ..); nine
     // integers, the modulus `bits` long and the others about half of it.
     for (bits, range) in [(2048, 1150..1250), (4096, 2300..2400)] {

@@ -9,14 +9,13 @@ use capstan::capabilities::git::GitGrant;
 use capstan::capabilities::kube::{DiscoveryCache, KubeGrant};
 use capstan::config::{PluginConfig, PluginLimits, PluginWorld, WasiGrants};
 use capstan::plugins::PluginRuntime;
-use capstan::plugins::bindings::backend::exports::capstan::plugin::backend::TemplateOptions;
-use capstan::plugins::bindings::types::{ChartArtifact, ChartMetadata, ReleaseId};
 use capstan::sources::MirrorKey;
 use capstan::sources::mirrors::MirrorStore;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::git_support::git;
 use crate::harness::{Cluster, repo_root};
+use crate::probe_support::probe;
 
 fn chart_repository(dir: &Path) -> String {
     std::fs::create_dir_all(dir.join("chart/templates")).unwrap();
@@ -32,39 +31,6 @@ fn chart_repository(dir: &Path) -> String {
     git(dir, &["commit", "-qm", "chart"]);
     git(dir, &["tag", "v1.0.0"]);
     git(dir, &["rev-parse", "HEAD"])
-}
-
-async fn probe(runtime: &PluginRuntime, instructions: Value, grants: Grants) -> Value {
-    let backend = runtime.backend("probe").unwrap();
-    let release = ReleaseId {
-        name: "probe".into(),
-        namespace: "default".into(),
-    };
-    let chart = ChartArtifact {
-        archive: vec![],
-        digest: String::new(),
-        metadata: ChartMetadata {
-            name: "none".into(),
-            version: "0.0.0".into(),
-            app_version: None,
-        },
-    };
-    let options = TemplateOptions {
-        kube_version: None,
-        api_versions: vec![],
-        is_upgrade: false,
-    };
-    let rendered = backend
-        .template(
-            &release,
-            &chart,
-            &instructions.to_string(),
-            &options,
-            grants,
-        )
-        .await
-        .unwrap();
-    serde_json::from_str(&rendered.manifest).unwrap()
 }
 
 pub async fn host_probe_exercises_every_host_import(cluster: Arc<Cluster>) {

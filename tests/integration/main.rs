@@ -13,6 +13,8 @@ mod helmrelease;
 mod host_imports;
 mod kwok_and_helm;
 mod operator;
+#[path = "../support/probe.rs"]
+mod probe_support;
 mod release_helm3;
 mod release_helm3_configmap;
 mod release_helm3_lifecycle;

@@ -22,7 +22,8 @@ mod width {
     pub type Limb = u32;
     pub type Wide = u64;
 }
-pub(crate) use width::{Limb, Wide};
+pub(crate) use width::Limb;
+use width::Wide;
 
 use num_bigint_dig::BigUint;
 
@@ -92,6 +93,8 @@ pub(crate) struct Montgomery {
     n_prime: Limb,
     /// `R mod n`: one in Montgomery form.
     one: Vec<Limb>,
+    /// `R² mod n`, computed when first needed (only candidates that pass base 2 need it).
+    r_squared: Option<Vec<Limb>>,
     /// Scratch for products: 2·len + 1 limbs.
     scratch: Vec<Limb>,
 }
@@ -115,6 +118,7 @@ impl Montgomery {
             modulus: modulus.to_vec(),
             n_prime: inverse.wrapping_neg(),
             one,
+            r_squared: None,
             scratch: vec![0; 2 * len + 1],
         }
     }
@@ -222,15 +226,21 @@ impl Montgomery {
 
     /// `x` (an ordinary residue below n) in Montgomery form.
     pub(crate) fn montgomery_form_of(&mut self, x: &[Limb]) -> Vec<Limb> {
-        // R² mod n by doubling R mod n (len·LIMB_BITS times), then one multiplication:
-        // x·R²·R⁻¹ = x·R.
+        // x·R²·R⁻¹ = x·R; R² mod n comes from doubling R mod n len·LIMB_BITS times.
         let len = self.modulus.len();
-        let mut r_squared = self.one.clone();
-        for _ in 0..len * LIMB_BITS as usize {
-            self.double(&mut r_squared);
-        }
+        let r_squared = match self.r_squared.take() {
+            Some(r_squared) => r_squared,
+            None => {
+                let mut r_squared = self.one.clone();
+                for _ in 0..len * LIMB_BITS as usize {
+                    self.double(&mut r_squared);
+                }
+                r_squared
+            }
+        };
         let mut out = vec![0; len];
         self.mul(x, &r_squared, &mut out);
+        self.r_squared = Some(r_squared);
         out
     }
 
@@ -420,8 +430,8 @@ mod tests {
     #[test]
     fn strong_probable_primes() {
         // 2^127 - 1 is prime; 2^127 + 1 (divisible by 3) is not; 2047 = 23·89 is a strong
-        // pseudoprime to base 2, which the base-2 test must accept (the Lucas test rejects
-        // it later).
+        // pseudoprime to base 2, which the base-2 test must accept (the random bases that
+        // follow in prime search reject it).
         let mersenne = (BigUint::from(1u32) << 127) - BigUint::from(1u32);
         let plus = (BigUint::from(1u32) << 127) + BigUint::from(1u32);
         for (n, expected) in [

@@ -100,24 +100,24 @@ fn first_offset(residue: u32, target: u32, step: u32) -> usize {
     (needed * half % step) as usize
 }
 
-/// A random odd number of exactly `bits` bits with its top two bits set, in `len` limbs.
-fn random_start(rng: &mut impl RngCore, bits: usize, len: usize) -> Vec<Limb> {
-    let bytes_len = bits.div_ceil(8);
-    let top = match bits % 8 {
-        0 => 8,
-        b => b,
-    };
-    let mut bytes = vec![0u8; bytes_len];
+/// A uniformly random number below 2^`bits`, in `len` limbs.
+fn random_bits(rng: &mut impl RngCore, bits: usize, len: usize) -> Vec<Limb> {
+    let mut bytes = vec![0u8; bits.div_ceil(8)];
     rng.fill_bytes(&mut bytes);
-    bytes[0] &= ((1u32 << top) - 1) as u8;
-    if top >= 2 {
-        bytes[0] |= 3 << (top - 2);
-    } else {
-        bytes[0] |= 1;
-        bytes[1] |= 0x80;
+    if !bits.is_multiple_of(8) {
+        bytes[0] &= (1u8 << (bits % 8)) - 1;
     }
-    bytes[bytes_len - 1] |= 1;
     limbs_from_be_bytes(&bytes, len)
+}
+
+/// A random odd number of exactly `bits` bits (at least 2) with its top two bits set, in
+/// `len` limbs.
+fn random_start(rng: &mut impl RngCore, bits: usize, len: usize) -> Vec<Limb> {
+    let mut start = random_bits(rng, bits, len);
+    for bit in [bits - 1, bits - 2, 0] {
+        start[bit / Limb::BITS as usize] |= 1 << (bit % Limb::BITS as usize);
+    }
+    start
 }
 
 /// The number of significant bits of little-endian `limbs`.
@@ -141,10 +141,7 @@ fn probably_prime(candidate: &[Limb], bits: usize, rounds: usize, rng: &mut impl
     for _ in 1..rounds {
         // A uniform base in [2, 2^(bits-1)): below n (which has `bits` bits), not 0 or 1.
         let base = loop {
-            let mut bytes = vec![0u8; (bits - 1).div_ceil(8)];
-            rng.fill_bytes(&mut bytes);
-            bytes[0] &= (0xffu16 >> ((8 - (bits - 1) % 8) % 8)) as u8;
-            let base = limbs_from_be_bytes(&bytes, len);
+            let base = random_bits(rng, bits - 1, len);
             if bit_length(&base) > 1 {
                 break base;
             }
