@@ -816,6 +816,16 @@ mod tests {
         );
     }
 
+    #[test]
+    fn unsupported_rsa_sizes_are_refused_by_name() {
+        for bits in [0, 100, 511, 2049, 16386] {
+            assert_eq!(
+                super::generate_rsa_key_der(bits).unwrap_err(),
+                format!("unsupported RSA key size {bits}")
+            );
+        }
+    }
+
     /// Keys generated here have the sizes Sprig uses (2048 bits for certificates, 4096 for
     /// `genPrivateKey`), exponent 65537, and pass the `rsa` crate's validation.
     #[test]
