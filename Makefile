@@ -35,10 +35,12 @@ clippy:
 ## Unit tests and component tests (no cluster needed).
 unit-test: plugins
 	$(CARGO) test -p capstan --lib --bins
-	$(CARGO) test -p capstan-source-git -p capstan-source-helm-repo -p capstan-backend-helm3 --lib
+	$(CARGO) test -p capstan-plugin-sdk -p capstan-source-git -p capstan-source-helm-repo -p capstan-backend-helm3 --lib
 	CAPSTAN_SNIPPETS_MIN_PERCENT=100 CAPSTAN_PARITY_MIN_PERCENT=97 \
 		$(CARGO) test -p capstan-gotmpl -p capstan-sprig -p capstan-goyaml -p capstan-helm
-	$(CARGO) test -p capstan --test plugin_runtime --test source_sync --test source_helm_repo --test template_cli
+	$(CARGO) test -p capstan --test plugin_runtime --test source_sync --test source_helm_repo
+	$(CARGO) build -p capstan
+	$(CARGO) test -p capstan-integration-tests --test template_cli
 
 ## Control-plane binaries (Go, cached by version outside the checkout).
 tools:
@@ -54,7 +56,7 @@ cluster-down:
 ## and always stops what it started.
 integration-test: plugins tools
 	$(CARGO) build -p capstan
-	$(CARGO) test -p capstan --test cluster -- --test-threads=1
+	$(CARGO) test -p capstan-integration-tests --test cluster -- --test-threads=1
 
 test: fmt-check clippy unit-test integration-test
 

@@ -2,16 +2,15 @@
 //! plugin's `InstancePre`, one trivial export call, the store dropped. The reference in the
 //! same run is the bare `Store` + WASI context creation (no instance), so the ratio shows
 //! what instantiation and the call add. Also measures loading a component from the
-//! compiled cache. Needs `make plugins`.
+//! compiled cache, a fresh instance plus `describe`, and the JSON Schema validation the host
+//! runs on a spec before any source call. Needs `make plugins`.
 
 use std::path::Path;
 
 use capstan::capabilities::Grants;
 use capstan::config::{PluginConfig, PluginLimits, PluginWorld, WasiGrants};
 use capstan::plugins::PluginRuntime;
-use capstan::plugins::bindings::source::exports::capstan::plugin::source::{
-    GitRef, GitSource, SourceRequest, SourceSpec,
-};
+use capstan::plugins::bindings::source::exports::capstan::plugin::source::SourceRequest;
 use criterion::{Criterion, criterion_group, criterion_main};
 
 fn config(file: &str) -> PluginConfig {
@@ -23,6 +22,7 @@ fn config(file: &str) -> PluginConfig {
             .join(file),
         limits: PluginLimits::default(),
         wasi: WasiGrants::default(),
+        kinds: Vec::new(),
     }
 }
 
@@ -38,11 +38,8 @@ fn plugin_call(c: &mut Criterion) {
         .expect("load");
     let plugin = plugins.source("bench").expect("source plugin");
     let request = SourceRequest {
-        spec: SourceSpec::Git(GitSource {
-            url: "ok".into(),
-            reference: GitRef::Branch("main".into()),
-            path: String::new(),
-        }),
+        kind: "test-spin-forever".into(),
+        spec: r#"{"url":"ok"}"#.into(),
     };
 
     let mut group = c.benchmark_group("plugin_call");
@@ -62,6 +59,37 @@ fn plugin_call(c: &mut Criterion) {
                 .await
                 .expect("call");
             std::hint::black_box(revision);
+        })
+    });
+    group.bench_function("fresh_instance_and_describe", |b| {
+        b.to_async(&runtime).iter(|| async {
+            let info = plugin.describe().await.expect("describe");
+            std::hint::black_box(info);
+        })
+    });
+    // Spec validation as the host does it before every source call: the `helm-repository`
+    // kind's schema (compiled once) against a typical spec.
+    plugins
+        .load(&PluginConfig {
+            name: "helm-repo".into(),
+            ..config("source-helm-repo.wasm")
+        })
+        .expect("load helm-repo");
+    let (catalog, failures) = runtime.block_on(capstan::sources::catalog::describe_all(
+        vec![plugins.source("helm-repo").expect("helm-repo")],
+        &Default::default(),
+    ));
+    assert!(failures.is_empty(), "{failures:?}");
+    let catalog = catalog.expect("catalog");
+    let spec = serde_json::json!({
+        "url": "https://charts.example.com/stable",
+        "chart": "podinfo",
+        "version": ">=6.0.0 <7"
+    });
+    group.bench_function("spec_schema_validation", |b| {
+        b.iter(|| {
+            let routed = catalog.route("helm-repository", &spec).expect("valid");
+            std::hint::black_box(routed.declared.name.len());
         })
     });
     group.finish();

@@ -14,8 +14,8 @@ use capstan::config::{PluginConfig, PluginLimits, PluginWorld, WasiGrants};
 use capstan::plugins::PluginRuntime;
 use capstan::sources::artifacts::ArtifactStore;
 use capstan::sources::mirrors::MirrorStore;
-use capstan::sources::sync::{HelmRepositoryOptions, NoCredentials, SourceSync, SourceSyncOptions};
-use capstan::sources::{ChartSource, HelmRepositorySource, ReleaseKey};
+use capstan::sources::sync::{NoCredentials, SourceSync, SourceSyncOptions};
+use capstan::sources::{ReleaseKey, SourceSpec};
 use criterion::{Criterion, criterion_group, criterion_main};
 
 fn helm(home: &Path, args: &[&str]) {
@@ -44,20 +44,19 @@ impl Drop for Server {
     }
 }
 
-fn specs(url: &str, releases: usize) -> BTreeMap<ReleaseKey, ChartSource> {
+fn specs(url: &str, releases: usize) -> BTreeMap<ReleaseKey, SourceSpec> {
     (0..releases)
         .map(|n| {
             let release = ReleaseKey {
                 namespace: "bench".into(),
                 name: format!("r{n}"),
             };
-            let source = HelmRepositorySource {
-                url: url.into(),
-                chart: "bench".into(),
-                version: "^1".into(),
-                credentials: None,
-            };
-            (release, ChartSource::HelmRepository(source))
+            let source = SourceSpec::new(
+                "helm-repository",
+                &serde_json::json!({"url": url, "chart": "bench", "version": "^1"}),
+                None,
+            );
+            (release, source)
         })
         .collect()
 }
@@ -123,6 +122,7 @@ fn source_helm_repo(c: &mut Criterion) {
                 path: plugins.join(file),
                 limits: PluginLimits::default(),
                 wasi: WasiGrants::default(),
+                kinds: Vec::new(),
             })
             .expect("load plugin");
     }
@@ -135,6 +135,15 @@ fn source_helm_repo(c: &mut Criterion) {
         grace: Duration::from_secs(300),
         parallelism: 4,
     };
+    let (catalog, failures) = tokio.block_on(capstan::sources::catalog::describe_all(
+        vec![
+            runtime.source("git").expect("git"),
+            runtime.source("helm-repo").expect("helm-repo"),
+        ],
+        &Default::default(),
+    ));
+    assert!(failures.is_empty(), "{failures:?}");
+    let catalog = Arc::new(catalog.expect("catalog"));
     let new_sync = |name: &str| {
         let mirrors = Arc::new(MirrorStore::new(
             work.path().join(name).join("mirrors"),
@@ -143,17 +152,7 @@ fn source_helm_repo(c: &mut Criterion) {
         let artifacts = Arc::new(
             ArtifactStore::open(work.path().join(name).join("artifacts"), 1 << 30).expect("store"),
         );
-        SourceSync::new(
-            options,
-            mirrors,
-            artifacts,
-            runtime.source("git").expect("git"),
-            None,
-        )
-        .with_helm_repositories(
-            runtime.source("helm-repo").expect("helm-repo"),
-            HelmRepositoryOptions::default(),
-        )
+        SourceSync::new(options, mirrors, artifacts, Arc::clone(&catalog), None)
     };
 
     let mut group = c.benchmark_group("source_helm_repo_pass");

@@ -13,7 +13,7 @@ use capstan::plugins::PluginRuntime;
 use capstan::sources::artifacts::ArtifactStore;
 use capstan::sources::mirrors::MirrorStore;
 use capstan::sources::sync::{NoCredentials, SourceSync, SourceSyncOptions};
-use capstan::sources::{GitChartSource, GitReference, ReleaseKey};
+use capstan::sources::{ReleaseKey, SourceSpec};
 use criterion::{Criterion, criterion_group, criterion_main};
 
 fn git(dir: &Path, args: &[&str]) {
@@ -46,19 +46,18 @@ fn disk_usage(path: &Path) -> u64 {
     total
 }
 
-fn specs(url: &str, releases: usize) -> BTreeMap<ReleaseKey, GitChartSource> {
+fn specs(url: &str, releases: usize) -> BTreeMap<ReleaseKey, SourceSpec> {
     (0..releases)
         .map(|n| {
             let release = ReleaseKey {
                 namespace: "bench".into(),
                 name: format!("r{n}"),
             };
-            let source = GitChartSource {
-                url: url.into(),
-                reference: GitReference::Branch("main".into()),
-                path: "chart".into(),
-                credentials: None,
-            };
+            let source = SourceSpec::new(
+                "git",
+                &serde_json::json!({"url": url, "ref": "main", "path": "chart"}),
+                None,
+            );
             (release, source)
         })
         .collect()
@@ -95,6 +94,7 @@ fn source_sync(c: &mut Criterion) {
             path: plugin_path,
             limits: PluginLimits::default(),
             wasi: WasiGrants::default(),
+            kinds: Vec::new(),
         })
         .expect("load source-git");
     let tokio = tokio::runtime::Builder::new_multi_thread()
@@ -106,6 +106,12 @@ fn source_sync(c: &mut Criterion) {
         grace: Duration::from_secs(300),
         parallelism: 4,
     };
+    let (catalog, failures) = tokio.block_on(capstan::sources::catalog::describe_all(
+        vec![runtime.source("git").expect("plugin")],
+        &Default::default(),
+    ));
+    assert!(failures.is_empty(), "{failures:?}");
+    let catalog = Arc::new(catalog.expect("catalog"));
     let new_sync = |name: &str| {
         let mirrors = Arc::new(MirrorStore::new(
             work.path().join(name).join("mirrors"),
@@ -114,13 +120,7 @@ fn source_sync(c: &mut Criterion) {
         let artifacts = Arc::new(
             ArtifactStore::open(work.path().join(name).join("artifacts"), 1 << 30).expect("store"),
         );
-        SourceSync::new(
-            options,
-            mirrors,
-            artifacts,
-            runtime.source("git").expect("plugin"),
-            None,
-        )
+        SourceSync::new(options, mirrors, artifacts, Arc::clone(&catalog), None)
     };
 
     let mut group = c.benchmark_group("source_sync_pass");

@@ -21,8 +21,8 @@ pub const FORCE_AT_ANNOTATION: &str = "capstan.dev/force-at";
 pub const DEFAULT_TIMEOUT_SECONDS: i64 = 300;
 /// Revisions kept when `spec.maxHistory` is not set.
 pub const DEFAULT_MAX_HISTORY: i64 = 10;
-/// The git ref followed when `spec.chart.ref` is not set.
-pub use crate::sources::spec::DEFAULT_GIT_REF;
+/// The git ref followed when `spec.chart.ref` is not set, as the Flux Helm Operator did.
+pub const DEFAULT_GIT_REF: &str = "master";
 /// Retries of a failed rollback-remediated upgrade when `rollback.maxRetries` is not set.
 pub const DEFAULT_ROLLBACK_MAX_RETRIES: i64 = 5;
 
@@ -155,6 +155,108 @@ pub struct ChartSource {
     /// Secret with Helm repository credentials (`username`/`password`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chart_pull_secret: Option<NamespacedRef>,
+    /// A chart from any source kind a configured plugin serves (`oci`, `https-url`, an
+    /// in-house kind, ...), instead of `git` or `repository`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<PluginSource>,
+}
+
+/// A chart source of a kind declared by a source plugin. The host routes it by `kind` and
+/// checks `spec` against the JSON Schema the plugin declared for the kind.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PluginSource {
+    /// Source kind, as a configured plugin declares it (see `capstan plugin inspect`).
+    pub kind: String,
+    /// The kind's spec; its schema is the plugin's.
+    #[serde(default)]
+    #[schemars(schema_with = "free_form_object")]
+    pub spec: serde_json::Value,
+    /// Secret with credentials for the source; the plugin sees only the keys its kind
+    /// declares.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secret_ref: Option<NamespacedRef>,
+}
+
+/// Why a HelmRelease's chart fields name no source. Names the field.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{field}: {message}")]
+pub struct ChartSpecError {
+    /// The field at fault, e.g. `spec.chart.name`.
+    pub field: &'static str,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl ChartSource {
+    /// The source kind and spec these fields name: `chart.source` as written, or the Flux
+    /// Helm Operator's fields mapped to the first-party kinds: `git`/`ref`/`path` to kind
+    /// `git` (`ref` defaulting to `master`), `repository`/`name`/`version` to kind
+    /// `helm-repository`. Returns the kind, the spec and the credentials Secret reference.
+    pub fn kind_and_spec(
+        &self,
+    ) -> Result<(String, serde_json::Value, Option<&NamespacedRef>), ChartSpecError> {
+        let set = |field: &Option<String>| {
+            field
+                .as_deref()
+                .map(str::trim)
+                .filter(|v| !v.is_empty())
+                .map(str::to_owned)
+        };
+        let error = |field, message: &str| ChartSpecError {
+            field,
+            message: message.to_owned(),
+        };
+        let git = set(&self.git);
+        let repository = set(&self.repository);
+        match (&self.source, git, repository) {
+            (Some(_), Some(_), _) | (Some(_), _, Some(_)) => Err(error(
+                "spec.chart.source",
+                "is set together with `git` or `repository`; a release has one chart source",
+            )),
+            (Some(source), None, None) => {
+                if source.kind.trim().is_empty() {
+                    return Err(error("spec.chart.source.kind", "missing"));
+                }
+                Ok((
+                    source.kind.trim().to_owned(),
+                    source.spec.clone(),
+                    source.secret_ref.as_ref(),
+                ))
+            }
+            (None, Some(_), Some(_)) => Err(error(
+                "spec.chart",
+                "sets both `git` and `repository`; a release has one chart source",
+            )),
+            (None, Some(url), None) => {
+                let reference = set(&self.git_ref).unwrap_or_else(|| DEFAULT_GIT_REF.to_owned());
+                let path = self.path.as_deref().unwrap_or_default().trim_matches('/');
+                Ok((
+                    "git".to_owned(),
+                    serde_json::json!({"url": url, "ref": reference, "path": path}),
+                    self.secret_ref.as_ref(),
+                ))
+            }
+            (None, None, Some(url)) => {
+                let name = set(&self.name).ok_or_else(|| {
+                    error(
+                        "spec.chart.name",
+                        "missing (the chart's name in the repository index)",
+                    )
+                })?;
+                let version = set(&self.version).unwrap_or_default();
+                Ok((
+                    "helm-repository".to_owned(),
+                    serde_json::json!({"url": url, "chart": name, "version": version}),
+                    self.chart_pull_secret.as_ref().or(self.secret_ref.as_ref()),
+                ))
+            }
+            (None, None, None) => Err(error(
+                "spec.chart",
+                "names no chart source: set `git` (with `path`), `repository` (with `name`), or `source` (`kind` and `spec`)",
+            )),
+        }
+    }
 }
 
 /// A reference to an object by name, in the HelmRelease's namespace unless given.

@@ -131,6 +131,11 @@ pub struct PluginConfig {
     /// WASI grants.
     #[serde(default)]
     pub wasi: WasiGrants,
+    /// Source kinds a `capstan:plugin@0.1` source component serves (`git` or
+    /// `helm-repository`); 0.1 components cannot declare them themselves. Current
+    /// components declare their kinds through `describe`, and this must stay empty.
+    #[serde(default)]
+    pub kinds: Vec<String>,
 }
 
 /// Which backend serves which release.
@@ -145,26 +150,27 @@ pub struct BackendSelection {
     pub v3: Option<String>,
 }
 
-/// Limits and grants of Helm repository sources (`sources.helmRepository`).
+/// Limits and grants of HTTP for source plugins (`sources.http`; `sources.helmRepository`
+/// is read as the same thing, its name before source kinds were open).
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct HelmRepositoryConfig {
-    /// Hosts (`name` or `name:port`) the `source-helm-repo` plugin may reach besides the
-    /// repository of the release it handles (e.g. a CDN serving chart archives).
+pub struct HttpConfig {
+    /// Hosts (`name` or `name:port`) source plugins may reach besides the origins of the
+    /// spec they handle (e.g. a CDN serving chart archives). Never sent credentials.
     #[serde(default)]
     pub allow_hosts: Vec<String>,
-    /// Largest `index.yaml` accepted, in MiB.
-    #[serde(default = "HelmRepositoryConfig::default_max_index_mib")]
+    /// Largest shared document (e.g. a repository's `index.yaml`) accepted, in MiB.
+    #[serde(default = "HttpConfig::default_max_index_mib")]
     pub max_index_mib: u64,
-    /// Largest chart archive accepted, in MiB.
-    #[serde(default = "HelmRepositoryConfig::default_max_chart_mib")]
+    /// Largest other response (e.g. a chart archive) accepted, in MiB.
+    #[serde(default = "HttpConfig::default_max_chart_mib")]
     pub max_chart_mib: u64,
     /// Timeout of each HTTP request (connect, first byte, between bytes), in milliseconds.
-    #[serde(default = "HelmRepositoryConfig::default_timeout_ms")]
+    #[serde(default = "HttpConfig::default_timeout_ms")]
     pub timeout_ms: u64,
 }
 
-impl HelmRepositoryConfig {
+impl HttpConfig {
     fn default_max_index_mib() -> u64 {
         32
     }
@@ -176,9 +182,9 @@ impl HelmRepositoryConfig {
     }
 }
 
-impl Default for HelmRepositoryConfig {
+impl Default for HttpConfig {
     fn default() -> Self {
-        HelmRepositoryConfig {
+        HttpConfig {
             allow_hosts: Vec::new(),
             max_index_mib: Self::default_max_index_mib(),
             max_chart_mib: Self::default_max_chart_mib(),
@@ -191,9 +197,13 @@ impl Default for HelmRepositoryConfig {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SourcesConfig {
-    /// Helm HTTP repositories.
+    /// HTTP limits and extra hosts of source plugins.
+    #[serde(default, alias = "helmRepository")]
+    pub http: HttpConfig,
+    /// Which plugin serves a source kind that more than one loaded plugin declares
+    /// (kind → plugin name).
     #[serde(default)]
-    pub helm_repository: HelmRepositoryConfig,
+    pub kinds: BTreeMap<String, String>,
 }
 
 /// The whole configuration file.
@@ -269,16 +279,32 @@ impl Config {
                 ));
             }
         }
-        let helm = &self.sources.helm_repository;
-        if helm.max_index_mib == 0 || helm.max_chart_mib == 0 || helm.timeout_ms == 0 {
+        let http = &self.sources.http;
+        if http.max_index_mib == 0 || http.max_chart_mib == 0 || http.timeout_ms == 0 {
             return Err(
-                "sources.helmRepository: maxIndexMib, maxChartMib and timeoutMs must be greater than zero"
+                "sources.http: maxIndexMib, maxChartMib and timeoutMs must be greater than zero"
                     .into(),
             );
         }
-        for host in &helm.allow_hosts {
+        for host in &http.allow_hosts {
             crate::capabilities::http::HostPattern::parse(host)
-                .map_err(|e| format!("sources.helmRepository.allowHosts: {e}"))?;
+                .map_err(|e| format!("sources.http.allowHosts: {e}"))?;
+        }
+        for (kind, plugin) in &self.sources.kinds {
+            match self.plugins.iter().find(|p| &p.name == plugin) {
+                None => {
+                    return Err(format!(
+                        "sources.kinds.{kind} names `{plugin}`, which is not a configured plugin"
+                    ));
+                }
+                Some(p) if p.world != PluginWorld::Source => {
+                    return Err(format!(
+                        "sources.kinds.{kind} names `{plugin}`, which is a {} plugin, not a source",
+                        p.world
+                    ));
+                }
+                Some(_) => {}
+            }
         }
         let selections = [
             ("backends.default", &self.backends.default),

@@ -110,12 +110,6 @@ struct OperatorArgs {
     /// Name of the leader Lease.
     #[arg(long, default_value = "capstan-leader")]
     lease_name: String,
-    /// Source plugin (configured name) serving git sources.
-    #[arg(long, default_value = "git")]
-    git_plugin: String,
-    /// Source plugin (configured name) serving Helm repositories.
-    #[arg(long, default_value = "helm-repo")]
-    helm_repo_plugin: String,
 }
 
 #[derive(clap::Args)]
@@ -197,18 +191,12 @@ struct TemplateArgs {
 
 #[derive(clap::Args)]
 struct SourceArgs {
-    /// HelmRelease YAML file (`spec.chart.git`, `ref`, `path`, `secretRef`, or
-    /// `spec.chart.repository`, `name`, `version`).
+    /// HelmRelease YAML file (`spec.chart.git`/`ref`/`path`, `spec.chart.repository`/
+    /// `name`/`version`, or `spec.chart.source` with a `kind` and `spec`).
     file: PathBuf,
     /// Configuration file naming the source plugin.
     #[arg(long, env = "CAPSTAN_CONFIG")]
     config: PathBuf,
-    /// Name of the source plugin (in the configuration) that serves git sources.
-    #[arg(long, default_value = "git")]
-    plugin: String,
-    /// Name of the source plugin (in the configuration) that serves Helm repositories.
-    #[arg(long, default_value = "helm-repo")]
-    helm_plugin: String,
     /// Folder for git mirrors and artifacts (default: `$XDG_CACHE_HOME/capstan`).
     #[arg(long)]
     cache_dir: Option<PathBuf>,
@@ -272,7 +260,7 @@ fn run_cli() -> anyhow::Result<()> {
         }
         Command::Plugin {
             command: PluginCommand::Inspect { file },
-        } => inspect_plugin(&file),
+        } => runtime.block_on(inspect_plugin(&file)),
         Command::Source {
             command: SourceCommand::Resolve(args),
         } => runtime.block_on(source(args, None)),
@@ -338,9 +326,7 @@ async fn release(args: BackendArgs, command: ReleaseCommand) -> anyhow::Result<(
 
 async fn template(args: TemplateArgs) -> anyhow::Result<()> {
     use capstan::capabilities::Grants;
-    use capstan::template::{
-        ValueFlags, chart_artifact, merge_user_values, request, template_output,
-    };
+    use capstan::template::{ValueFlags, chart_artifact, request, template_output, value_layers};
     use std::io::Write;
 
     let config = Config::load(&args.config)?;
@@ -359,16 +345,13 @@ async fn template(args: TemplateArgs) -> anyhow::Result<()> {
                 args.config.display()
             )
         })?;
-    let values = merge_user_values(&ValueFlags {
+    let values = value_layers(&ValueFlags {
         files: args.values.clone(),
         set_json: args.set_json.clone(),
         set: args.set.clone(),
         set_string: args.set_string.clone(),
         set_literal: args.set_literal.clone(),
     })?;
-    let values_json = capstan_helm::values_json::to_typed_json(&values)
-        .map_err(|e| anyhow::anyhow!("values cannot be passed to the backend: {e}"))?;
-    let artifact = chart_artifact(&args.chart)?;
     let cache = args
         .cache_dir
         .or_else(|| {
@@ -380,6 +363,7 @@ async fn template(args: TemplateArgs) -> anyhow::Result<()> {
     let mut runtime = PluginRuntime::new(cache.join("components"), None)?;
     runtime.load(entry)?;
     let backend = runtime.backend(&backend_name)?;
+    let artifact = chart_artifact(&backend, &args.chart).await?;
     let (release, options) = request(
         &args.name,
         &args.namespace,
@@ -388,13 +372,7 @@ async fn template(args: TemplateArgs) -> anyhow::Result<()> {
         args.is_upgrade,
     );
     let rendered = backend
-        .template(
-            &release,
-            &artifact,
-            &values_json,
-            &options,
-            Grants::default(),
-        )
+        .template(&release, &artifact, &values, &options, Grants::default())
         .await?;
     let mut stdout = std::io::stdout().lock();
     stdout
@@ -428,7 +406,7 @@ fn convert(file: &std::path::Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn inspect_plugin(file: &std::path::Path) -> anyhow::Result<()> {
+async fn inspect_plugin(file: &std::path::Path) -> anyhow::Result<()> {
     let engine = plugins::engine()?;
     let description = plugins::describe_file(&engine, file)?;
     let worlds = description.capstan_worlds();
@@ -454,39 +432,114 @@ fn inspect_plugin(file: &std::path::Path) -> anyhow::Result<()> {
     for name in &description.exports {
         println!("  {name}");
     }
+    let serves_sources = worlds.iter().any(|(world, version)| {
+        *world == capstan::config::PluginWorld::Source && inspect::version_supported(version)
+    });
+    if serves_sources {
+        print_declared_kinds(file).await?;
+    }
     Ok(())
 }
 
+/// Load a source component in a scratch runtime and print what its `describe` declares.
+async fn print_declared_kinds(file: &std::path::Path) -> anyhow::Result<()> {
+    let scratch = tempfile_dir()?;
+    let mut runtime = PluginRuntime::new(scratch.join("components"), None)?;
+    let entry = capstan::config::PluginConfig {
+        name: file
+            .file_stem()
+            .map_or_else(|| "plugin".into(), |s| s.to_string_lossy().into_owned()),
+        world: capstan::config::PluginWorld::Source,
+        path: file.to_path_buf(),
+        limits: capstan::config::PluginLimits::default(),
+        wasi: capstan::config::WasiGrants::default(),
+        kinds: Vec::new(),
+    };
+    runtime.load(&entry)?;
+    let kinds = runtime
+        .source(&entry.name)?
+        .declared_kinds()
+        .await
+        .map_err(anyhow::Error::msg)?;
+    println!("source kinds:");
+    for kind in kinds {
+        println!("  {}: {}", kind.name, kind.summary);
+        let capabilities = &kind.capabilities;
+        if let Some(field) = &capabilities.git_url_field {
+            println!("    git mirror of: spec{field}");
+        }
+        for access in &capabilities.http {
+            let mut line = format!("    http to the origin of: spec{}", access.url_field);
+            if let Some(insecure) = &access.insecure_field {
+                line.push_str(&format!(" (plain http when spec{insecure} is true)"));
+            }
+            if access.send_credentials {
+                line.push_str(", with the Secret's username/password");
+            }
+            if let Some(document) = &access.shared_document {
+                line.push_str(&format!(", shared document `{document}`"));
+            }
+            println!("{line}");
+        }
+        if !capabilities.secret_keys.is_empty() {
+            println!("    secret keys: {}", capabilities.secret_keys.join(", "));
+        }
+        let schema = serde_json::to_string_pretty(&kind.schema)?;
+        println!("    spec schema:");
+        for line in schema.lines() {
+            println!("      {line}");
+        }
+    }
+    std::fs::remove_dir_all(&scratch).ok();
+    Ok(())
+}
+
+/// A fresh scratch folder under the system's temporary folder.
+fn tempfile_dir() -> anyhow::Result<PathBuf> {
+    let dir = std::env::temp_dir().join(format!("capstan-inspect-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    Ok(dir)
+}
+
+/// Every loaded source plugin of the configuration, asked what it serves.
+async fn source_catalog(
+    config: &Config,
+    runtime: &PluginRuntime,
+) -> anyhow::Result<capstan::sources::catalog::SourceCatalog> {
+    let sources: Vec<_> = config
+        .plugins
+        .iter()
+        .filter(|p| p.world == capstan::config::PluginWorld::Source)
+        .collect();
+    let handles = sources
+        .iter()
+        .filter_map(|entry| runtime.source(&entry.name).ok())
+        .collect();
+    let (catalog, failures) =
+        capstan::sources::catalog::describe_all(handles, &config.sources.kinds).await;
+    for failure in failures {
+        tracing::error!(error = %failure, "source plugin left out");
+    }
+    let catalog = catalog?;
+    for kind in catalog.kinds() {
+        tracing::info!(kind = %kind.declared.name, plugin = %kind.plugin.name(), "source kind served");
+    }
+    Ok(catalog)
+}
+
 async fn source(args: SourceArgs, output: Option<PathBuf>) -> anyhow::Result<()> {
-    use capstan::sources::ChartSource;
     use capstan::sources::artifacts::ArtifactStore;
     use capstan::sources::mirrors::MirrorStore;
-    use capstan::sources::spec::{
-        KnownCredentials, ca_from_secret, chart_source_of, credentials_from_secret,
-    };
-    use capstan::sources::sync::{HelmRepositoryOptions, SourceSync, SourceSyncOptions};
+    use capstan::sources::spec::{KnownCredentials, source_of_document};
+    use capstan::sources::sync::{HttpOptions, SourceSync, SourceSyncOptions};
     use std::collections::BTreeMap;
     use std::sync::Arc;
     use std::time::{Duration, Instant};
 
     let document = std::fs::read_to_string(&args.file)
         .with_context(|| format!("cannot read {}", args.file.display()))?;
-    let (release, chart_source) = chart_source_of(&document, &args.file)?;
+    let (release, chart_source) = source_of_document(&document, &args.file)?;
     let config = Config::load(&args.config)?;
-    let plugin_name = match &chart_source {
-        ChartSource::Git(_) => &args.plugin,
-        ChartSource::HelmRepository(_) => &args.helm_plugin,
-    };
-    let entry = config
-        .plugins
-        .iter()
-        .find(|p| &p.name == plugin_name)
-        .with_context(|| {
-            format!(
-                "{} configures no plugin named `{plugin_name}`",
-                args.config.display(),
-            )
-        })?;
     let cache = args
         .cache_dir
         .or_else(|| {
@@ -496,8 +549,16 @@ async fn source(args: SourceArgs, output: Option<PathBuf>) -> anyhow::Result<()>
         })
         .context("no cache folder: pass --cache-dir")?;
     let mut runtime = PluginRuntime::new(cache.join("components"), None)?;
-    runtime.load(entry)?;
-    let plugin = runtime.source(plugin_name)?;
+    let sources: Vec<_> = config
+        .plugins
+        .iter()
+        .filter(|p| p.world == capstan::config::PluginWorld::Source)
+        .cloned()
+        .collect();
+    for failure in runtime.load_all(&sources).failed {
+        tracing::error!(error = %failure, "source plugin not loaded");
+    }
+    let catalog = source_catalog(&config, &runtime).await?;
 
     let mut credentials = KnownCredentials::default();
     if let Some(secret_ref) = chart_source.credentials() {
@@ -506,17 +567,11 @@ async fn source(args: SourceArgs, output: Option<PathBuf>) -> anyhow::Result<()>
             .context("the source needs a Secret: cannot connect to the cluster")?;
         let secrets: kube::Api<k8s_openapi::api::core::v1::Secret> =
             kube::Api::namespaced(client, &secret_ref.namespace);
-        let read = match secrets.get_opt(&secret_ref.name).await {
-            Ok(Some(secret)) => {
-                if let Some(ca) = ca_from_secret(&secret) {
-                    credentials.1.insert(secret_ref.clone(), ca);
-                }
-                credentials_from_secret(&secret)
-            }
-            Ok(None) => Err("not found".to_owned()),
-            Err(error) => Err(error.to_string()),
-        };
-        credentials.0.insert(secret_ref.clone(), read);
+        match secrets.get_opt(&secret_ref.name).await {
+            Ok(Some(secret)) => credentials.insert_secret(secret_ref.clone(), &secret),
+            Ok(None) => credentials.insert_error(secret_ref.clone(), "not found".to_owned()),
+            Err(error) => credentials.insert_error(secret_ref.clone(), error.to_string()),
+        }
     }
 
     let mirrors = Arc::new(MirrorStore::new(
@@ -529,19 +584,14 @@ async fn source(args: SourceArgs, output: Option<PathBuf>) -> anyhow::Result<()>
         grace: Duration::from_secs(3600),
         parallelism: 1,
     };
-    // Only the plugin this source needs is loaded; it fills both slots (the other kind of
-    // source does not occur in this one-release pass).
     let sync = SourceSync::new(
         options,
         mirrors,
         Arc::clone(&artifacts),
-        runtime.source(plugin_name)?,
+        Arc::new(catalog),
         None,
     )
-    .with_helm_repositories(
-        plugin,
-        HelmRepositoryOptions::from_config(&config.sources.helm_repository),
-    );
+    .with_http(HttpOptions::from_config(&config.sources.http));
     let specs = BTreeMap::from([(release.clone(), chart_source)]);
     let mut report = sync.pass(&specs, &credentials, Instant::now()).await;
     let artifact = report
@@ -622,7 +672,15 @@ async fn run(
         .context("cannot reach the API server")?;
     tracing::info!(server = %version.git_version, "connected to the cluster");
 
-    let operator_parts = operator_parts(&config, &runtime, &cache_dir, &operator, &mut registry)?;
+    let catalog = source_catalog(&config, &runtime).await?;
+    let operator_parts = operator_parts(
+        &config,
+        &runtime,
+        catalog,
+        &cache_dir,
+        &operator,
+        &mut registry,
+    )?;
     let health = Health::new(registry);
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let server = {
@@ -690,13 +748,14 @@ struct OperatorParts {
 fn operator_parts(
     config: &Config,
     runtime: &PluginRuntime,
+    catalog: capstan::sources::catalog::SourceCatalog,
     cache_dir: &std::path::Path,
     operator: &OperatorArgs,
     registry: &mut prometheus_client::registry::Registry,
 ) -> anyhow::Result<OperatorParts> {
     use capstan::sources::artifacts::ArtifactStore;
     use capstan::sources::mirrors::MirrorStore;
-    use capstan::sources::sync::{HelmRepositoryOptions, SourceSync, SourceSyncOptions};
+    use capstan::sources::sync::{HttpOptions, SourceSync, SourceSyncOptions};
     use std::sync::Arc;
     use std::time::Duration;
 
@@ -718,13 +777,7 @@ fn operator_parts(
     ));
     let artifact_store = Arc::new(ArtifactStore::open(data_dir.join("artifacts"), 4 << 30)?);
     let source_metrics = capstan::telemetry::SourceMetrics::register(registry);
-    let git = runtime.source(&operator.git_plugin).with_context(|| {
-        format!(
-            "the source plugin `{}` (--git-plugin) is not loaded",
-            operator.git_plugin
-        )
-    })?;
-    let mut source_sync = SourceSync::new(
+    let source_sync = SourceSync::new(
         SourceSyncOptions {
             interval: Duration::from_secs(operator.source_interval.max(1)),
             grace: Duration::from_secs(operator.source_grace),
@@ -732,18 +785,10 @@ fn operator_parts(
         },
         mirrors,
         Arc::clone(&artifact_store),
-        git,
+        Arc::new(catalog),
         Some(source_metrics),
-    );
-    match runtime.source(&operator.helm_repo_plugin) {
-        Ok(helm) => {
-            source_sync = source_sync.with_helm_repositories(
-                helm,
-                HelmRepositoryOptions::from_config(&config.sources.helm_repository),
-            );
-        }
-        Err(error) => tracing::warn!(%error, "Helm repository sources are not served"),
-    }
+    )
+    .with_http(HttpOptions::from_config(&config.sources.http));
     Ok(OperatorParts {
         backends,
         selection: config.backends.clone(),

@@ -1,6 +1,6 @@
 //! `capstan release sync|plan|rollback|uninstall|status|history`: drive a release backend component
-//! without the operator. The host merges values and packages the chart as `capstan
-//! template` does (`crate::template`), connects to the cluster from the usual kubeconfig,
+//! without the operator. The host reads values and the chart as `capstan template` does
+//! (`crate::template`; the backend merges and packages), connects to the cluster from the usual kubeconfig,
 //! and grants the component Kubernetes access to the release namespace only (plus the
 //! cluster-scoped kinds named with `--allow-cluster-kind`).
 
@@ -54,6 +54,7 @@ impl Target {
             )),
             git: None,
             http: None,
+            credentials: None,
         })
     }
 }
@@ -205,11 +206,14 @@ pub fn history_line(info: &ReleaseInfo) -> String {
     )
 }
 
-fn sync_request(args: &SyncArgs) -> anyhow::Result<SyncRequest> {
-    let values = crate::template::user_values(&args.values, &args.set, &args.set_string)?;
-    let values = capstan_helm::values_json::to_typed_json(&values)
-        .map_err(|e| anyhow::anyhow!("values cannot be passed to the backend: {e}"))?;
-    let chart = crate::template::chart_artifact(&args.chart)?;
+async fn sync_request(backend: &BackendPlugin, args: &SyncArgs) -> anyhow::Result<SyncRequest> {
+    let values = crate::template::value_layers(&crate::template::ValueFlags {
+        files: args.values.clone(),
+        set: args.set.clone(),
+        set_string: args.set_string.clone(),
+        ..crate::template::ValueFlags::default()
+    })?;
+    let chart = crate::template::chart_artifact(backend, &args.chart).await?;
     Ok(SyncRequest {
         release: args.target.id(),
         chart,
@@ -232,7 +236,7 @@ fn sync_request(args: &SyncArgs) -> anyhow::Result<SyncRequest> {
 
 /// Say whether `sync` with the same arguments would change anything.
 pub async fn plan(backend: &BackendPlugin, args: &SyncArgs) -> anyhow::Result<()> {
-    let request = sync_request(args)?;
+    let request = sync_request(backend, args).await?;
     let plan = backend.plan(&request, args.target.grants().await?).await?;
     println!(
         "release {}/{}: {}: {}",
@@ -284,7 +288,7 @@ pub async fn rollback(backend: &BackendPlugin, args: &RollbackArgs) -> anyhow::R
 
 /// Install or upgrade; prints what happened.
 pub async fn sync(backend: &BackendPlugin, args: &SyncArgs) -> anyhow::Result<()> {
-    let request = sync_request(args)?;
+    let request = sync_request(backend, args).await?;
     let outcome = backend.sync(&request, args.target.grants().await?).await?;
     let action = match outcome.action {
         SyncAction::Installed => "installed",

@@ -1,35 +1,29 @@
 //! `capstan template`: render a chart the way `helm template` does, through the configured
-//! backend component (the same sandboxed path the operator uses). The host merges the
-//! user's values (`-f` files in order, then `--set`, then `--set-string`, as Helm does),
-//! packages a chart folder into an archive, and prints what the component rendered.
+//! backend component (the same sandboxed path the operator uses). The host reads the
+//! user's value files and flags into ordered value layers (`-f` files in order, then
+//! `--set-json`, `--set`, `--set-string`, `--set-literal`, as Helm applies them), reads the
+//! chart folder or archive, and leaves parsing, merging and packaging to the backend: the
+//! host knows no chart or values format.
 
 use std::path::{Path, PathBuf};
 
-use capstan_gotmpl::value::Value;
-
+use crate::plugins::BackendPlugin;
 use crate::plugins::bindings::backend::exports::capstan::plugin::backend::{
-    Rendered, TemplateOptions,
+    ChartFile, ChartInput, Rendered, TemplateOptions, ValueLayer, ValuesDocument,
 };
-use crate::plugins::bindings::types::{ChartArtifact, ChartMetadata, ReleaseId};
+use crate::plugins::bindings::types::{ChartArtifact, ReleaseId};
+
+/// Largest chart folder or archive read (all files together).
+const MAX_CHART_BYTES: u64 = 100 << 20;
 
 /// Why the inputs of a render could not be prepared.
 #[derive(Debug, thiserror::Error)]
 pub enum TemplateInputError {
-    /// A values file could not be read or parsed.
+    /// A values file could not be read.
     #[error("values file {path}: {message}")]
     ValuesFile {
         /// The file.
         path: PathBuf,
-        /// What is wrong.
-        message: String,
-    },
-    /// A `--set` expression is malformed.
-    #[error("{flag} {expression:?}: {message}")]
-    Set {
-        /// The flag (`--set`, `--set-string`, ...).
-        flag: &'static str,
-        /// The expression.
-        expression: String,
         /// What is wrong.
         message: String,
     },
@@ -46,7 +40,7 @@ pub enum TemplateInputError {
 /// The value flags of a command, as `helm template` takes them.
 #[derive(Debug, Clone, Default)]
 pub struct ValueFlags {
-    /// `-f`: YAML files, merged in order.
+    /// `-f`: values files, applied in order.
     pub files: Vec<PathBuf>,
     /// `--set-json a={"b":1}`.
     pub set_json: Vec<String>,
@@ -58,105 +52,94 @@ pub struct ValueFlags {
     pub set_literal: Vec<String>,
 }
 
-/// [`merge_user_values`] for `-f`, `--set` and `--set-string` only.
-pub fn user_values(
-    files: &[PathBuf],
-    set: &[String],
-    set_string: &[String],
-) -> Result<Value, TemplateInputError> {
-    merge_user_values(&ValueFlags {
-        files: files.to_vec(),
-        set: set.to_vec(),
-        set_string: set_string.to_vec(),
-        ..ValueFlags::default()
-    })
-}
-
-/// Merge values the way `helm template` does: each `-f` file in order (maps merged, later
-/// wins), then `--set-json`, `--set`, `--set-string` and `--set-literal`.
-pub fn merge_user_values(flags: &ValueFlags) -> Result<Value, TemplateInputError> {
-    let mut values = Value::new_map();
+/// The value layers of `flags`, in the order Helm applies them: each `-f` file, then
+/// `--set-json`, `--set`, `--set-string` and `--set-literal` expressions.
+pub fn value_layers(flags: &ValueFlags) -> Result<Vec<ValueLayer>, TemplateInputError> {
+    let mut layers = Vec::new();
     for path in &flags.files {
-        let data = std::fs::read(path).map_err(|e| TemplateInputError::ValuesFile {
-            path: path.clone(),
-            message: e.to_string(),
-        })?;
-        let parsed = capstan_helm::load::load_values(&data).map_err(|message| {
-            TemplateInputError::ValuesFile {
+        let content =
+            std::fs::read_to_string(path).map_err(|e| TemplateInputError::ValuesFile {
                 path: path.clone(),
-                message,
-            }
-        })?;
-        values = capstan_helm::values::merge_maps(&values, &parsed);
-    }
-    type Parser = fn(&str, &Value) -> Result<(), capstan_helm::strvals::StrvalsError>;
-    let stages: [(&'static str, &[String], Parser); 4] = [
-        (
-            "--set-json",
-            &flags.set_json,
-            capstan_helm::strvals::parse_json_into,
-        ),
-        ("--set", &flags.set, capstan_helm::strvals::parse_into),
-        (
-            "--set-string",
-            &flags.set_string,
-            capstan_helm::strvals::parse_into_string,
-        ),
-        (
-            "--set-literal",
-            &flags.set_literal,
-            capstan_helm::strvals::parse_literal_into,
-        ),
-    ];
-    for (flag, expressions, parse) in stages {
-        for expression in expressions {
-            parse(expression, &values).map_err(|e| TemplateInputError::Set {
-                flag,
-                expression: expression.clone(),
                 message: e.to_string(),
             })?;
-        }
+        layers.push(ValueLayer::Document(ValuesDocument {
+            origin: path.display().to_string(),
+            content,
+            optional: false,
+        }));
     }
-    Ok(values)
+    layers.extend(flags.set_json.iter().cloned().map(ValueLayer::SetJson));
+    layers.extend(flags.set.iter().cloned().map(ValueLayer::Set));
+    layers.extend(flags.set_string.iter().cloned().map(ValueLayer::SetString));
+    layers.extend(
+        flags
+            .set_literal
+            .iter()
+            .cloned()
+            .map(ValueLayer::SetLiteral),
+    );
+    Ok(layers)
 }
 
-/// The chart as an artifact: a `.tgz` read as is, a folder packaged like `helm package`.
-pub fn chart_artifact(path: &Path) -> Result<ChartArtifact, TemplateInputError> {
+/// The chart at `path` as the backend takes it: the files of a folder (recursively, as
+/// they are; the backend applies its ignore rules), or an archive's bytes.
+pub fn chart_input(path: &Path) -> Result<ChartInput, TemplateInputError> {
     let fail = |message: String| TemplateInputError::Chart {
         path: path.to_path_buf(),
         message,
     };
-    if path.is_dir() {
-        let packaged = capstan_helm::package::package_dir(path).map_err(fail)?;
-        let digest = packaged.digest();
-        return Ok(ChartArtifact {
-            archive: packaged.archive,
-            digest,
-            metadata: ChartMetadata {
-                name: packaged.name,
-                version: packaged.version,
-                app_version: packaged.app_version,
-            },
-        });
+    if !path.is_dir() {
+        let archive = std::fs::read(path).map_err(|e| fail(e.to_string()))?;
+        return Ok(ChartInput::Archive(archive));
     }
-    let archive = std::fs::read(path).map_err(|e| fail(e.to_string()))?;
-    let chart = capstan_helm::load::load_archive(&archive).map_err(|e| fail(e.to_string()))?;
-    let packaged = capstan_helm::package::Packaged {
-        archive,
-        name: chart.metadata.name.clone(),
-        version: chart.metadata.version.clone(),
-        app_version: Some(chart.metadata.app_version.clone()).filter(|v| !v.is_empty()),
-    };
-    let digest = packaged.digest();
-    Ok(ChartArtifact {
-        archive: packaged.archive,
-        digest,
-        metadata: ChartMetadata {
-            name: packaged.name,
-            version: packaged.version,
-            app_version: packaged.app_version,
-        },
-    })
+    let mut files = Vec::new();
+    let mut total = 0u64;
+    let mut pending = vec![path.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        let entries =
+            std::fs::read_dir(&dir).map_err(|e| fail(format!("{}: {e}", dir.display())))?;
+        for entry in entries {
+            let entry = entry.map_err(|e| fail(e.to_string()))?;
+            let file_type = entry.file_type().map_err(|e| fail(e.to_string()))?;
+            let full = entry.path();
+            if file_type.is_dir() {
+                pending.push(full);
+                continue;
+            }
+            if !file_type.is_file() {
+                // Symbolic links and special files are not part of a chart.
+                continue;
+            }
+            let contents =
+                std::fs::read(&full).map_err(|e| fail(format!("{}: {e}", full.display())))?;
+            total += contents.len() as u64;
+            if total > MAX_CHART_BYTES {
+                return Err(fail(format!("larger than {} MiB", MAX_CHART_BYTES >> 20)));
+            }
+            let relative = full
+                .strip_prefix(path)
+                .map_err(|e| fail(e.to_string()))?
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect::<Vec<_>>()
+                .join("/");
+            files.push(ChartFile {
+                path: relative,
+                contents,
+            });
+        }
+    }
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(ChartInput::Folder(files))
+}
+
+/// The chart at `path` packaged by `backend` into an artifact.
+pub async fn chart_artifact(backend: &BackendPlugin, path: &Path) -> anyhow::Result<ChartArtifact> {
+    let input = chart_input(path)?;
+    backend
+        .package(&input)
+        .await
+        .map_err(|e| anyhow::anyhow!("chart {}: {e}", path.display()))
 }
 
 /// The release id and options of a render.

@@ -7,9 +7,7 @@ use std::time::{Duration, Instant};
 
 use capstan::capabilities::Grants;
 use capstan::config::{PluginConfig, PluginLimits, PluginWorld, WasiGrants};
-use capstan::plugins::bindings::source::exports::capstan::plugin::source::{
-    GitRef, GitSource, SourceRequest, SourceSpec,
-};
+use capstan::plugins::bindings::source::exports::capstan::plugin::source::SourceRequest;
 use capstan::plugins::cache::CacheOutcome;
 use capstan::plugins::call::CallFailure;
 use capstan::plugins::{LoadError, PluginRuntime};
@@ -37,16 +35,14 @@ fn entry(name: &str, file: &str, world: PluginWorld, limits: PluginLimits) -> Pl
         path: plugin_file(file),
         limits,
         wasi: WasiGrants::default(),
+        kinds: Vec::new(),
     }
 }
 
 fn request(url: &str) -> SourceRequest {
     SourceRequest {
-        spec: SourceSpec::Git(GitSource {
-            url: url.into(),
-            reference: GitRef::Branch("main".into()),
-            path: String::new(),
-        }),
+        kind: "test".into(),
+        spec: serde_json::json!({ "url": url }).to_string(),
     }
 }
 
@@ -285,6 +281,7 @@ fn files_that_are_not_components_are_refused_naming_the_file() {
             path: file.clone(),
             limits: PluginLimits::default(),
             wasi: WasiGrants::default(),
+            kinds: Vec::new(),
         };
         let error = runtime.load(&config).map(|_| ()).unwrap_err();
         assert!(matches!(error, LoadError::NotComponent { .. }), "{error}");
@@ -292,7 +289,7 @@ fn files_that_are_not_components_are_refused_naming_the_file() {
         assert!(text.contains(&file.display().to_string()), "{text}");
         assert!(text.contains(found), "{text}");
         assert!(
-            text.contains("expected a component exporting capstan:plugin/source@0.1.x"),
+            text.contains("expected a component exporting capstan:plugin/source@0.2.x"),
             "{text}"
         );
     }
@@ -314,7 +311,7 @@ fn wrong_world_is_refused_naming_the_file_and_what_was_expected() {
     let text = error.to_string();
     assert!(matches!(error, LoadError::WrongWorld { .. }), "{text}");
     assert!(text.contains("test-wrong-world.wasm"), "{text}");
-    assert!(text.contains("is not a `backend-plugin` component: expected an export of capstan:plugin/backend@0.1.x, but it exports greet"), "{text}");
+    assert!(text.contains("is not a `backend-plugin` component: expected an export of capstan:plugin/backend@0.2.x, but it exports greet"), "{text}");
 
     // A real source plugin configured as a backend is refused the same way.
     let error = runtime
@@ -329,7 +326,7 @@ fn wrong_world_is_refused_naming_the_file_and_what_was_expected() {
     assert!(
         error
             .to_string()
-            .contains("but it exports capstan:plugin/source@0.1.1"),
+            .contains("but it exports capstan:plugin/source@0.2.0"),
         "{error}"
     );
 }

@@ -12,17 +12,20 @@ use std::time::{Duration, Instant};
 
 #[path = "../../tests/support/repo_server.rs"]
 mod repo_server;
+#[path = "../../tests/support/sources.rs"]
+mod sources_support;
+use sources_support::{helm_source, with_secret};
 
 use capstan::capabilities::http::HostPattern;
 use capstan::config::{PluginConfig, PluginLimits, PluginWorld, WasiGrants};
 use capstan::plugins::PluginRuntime;
 use capstan::sources::artifacts::{ArtifactStore, digest_of};
-use capstan::sources::mirrors::{GitCredentials, MirrorStore};
+use capstan::sources::mirrors::MirrorStore;
 use capstan::sources::sync::{
-    ArtifactRef, CredentialsLookup, HelmRepositoryOptions, NoCredentials, SourceError, SourceSync,
+    ArtifactRef, CredentialsLookup, HttpOptions, NoCredentials, SourceError, SourceSync,
     SourceSyncOptions,
 };
-use capstan::sources::{ChartSource, HelmRepositorySource, ReleaseKey, SecretRef};
+use capstan::sources::{ReleaseKey, SecretRef, SourceSpec};
 use repo_server::RepoServer;
 
 const INTERVAL: Duration = Duration::from_secs(60);
@@ -126,15 +129,40 @@ fn runtime(work: &Path) -> PluginRuntime {
                 path,
                 limits: PluginLimits::default(),
                 wasi: WasiGrants::default(),
+                kinds: Vec::new(),
             })
             .unwrap();
     }
     runtime
 }
 
+/// Source sync over git and Helm repository sources with the loaded components.
+async fn new_sync(
+    work: &std::path::Path,
+    runtime: &PluginRuntime,
+    artifacts: Arc<ArtifactStore>,
+    options: HttpOptions,
+) -> SourceSync {
+    SourceSync::new(
+        SourceSyncOptions {
+            interval: INTERVAL,
+            grace: GRACE,
+            parallelism: 4,
+        },
+        Arc::new(MirrorStore::new(
+            work.join("mirrors"),
+            Duration::from_secs(30),
+        )),
+        artifacts,
+        sources_support::catalog(runtime, &["git", "helm-repo"]).await,
+        None,
+    )
+    .with_http(options)
+}
+
 /// A repository `charts/` (relative URLs) with chart `demo` at [`VERSIONS`], served on
 /// loopback, and source sync with `options`.
-fn fixture_with(options: HelmRepositoryOptions, credentials: Option<(&str, &str)>) -> Fixture {
+async fn fixture_with(options: HttpOptions, credentials: Option<(&str, &str)>) -> Fixture {
     let work = tempfile::tempdir().unwrap();
     let root = work.path().join("served");
     let charts = root.join("charts");
@@ -143,21 +171,7 @@ fn fixture_with(options: HelmRepositoryOptions, credentials: Option<(&str, &str)
     let server = RepoServer::start(&root, work.path().join("access.log"), credentials);
     let runtime = runtime(work.path());
     let artifacts = Arc::new(ArtifactStore::open(work.path().join("artifacts"), 64 << 20).unwrap());
-    let sync = SourceSync::new(
-        SourceSyncOptions {
-            interval: INTERVAL,
-            grace: GRACE,
-            parallelism: 4,
-        },
-        Arc::new(MirrorStore::new(
-            work.path().join("mirrors"),
-            Duration::from_secs(30),
-        )),
-        Arc::clone(&artifacts),
-        runtime.source("git").unwrap(),
-        None,
-    )
-    .with_helm_repositories(runtime.source("helm-repo").unwrap(), options);
+    let sync = new_sync(work.path(), &runtime, Arc::clone(&artifacts), options).await;
     Fixture {
         work,
         root,
@@ -168,8 +182,8 @@ fn fixture_with(options: HelmRepositoryOptions, credentials: Option<(&str, &str)
     }
 }
 
-fn fixture() -> Fixture {
-    fixture_with(HelmRepositoryOptions::default(), None)
+async fn fixture() -> Fixture {
+    fixture_with(HttpOptions::default(), None).await
 }
 
 fn release(n: usize) -> ReleaseKey {
@@ -179,23 +193,18 @@ fn release(n: usize) -> ReleaseKey {
     }
 }
 
-fn source(url: &str, chart: &str, version: &str) -> ChartSource {
-    ChartSource::HelmRepository(HelmRepositorySource {
-        url: url.into(),
-        chart: chart.into(),
-        version: version.into(),
-        credentials: None,
-    })
+fn source(url: &str, chart: &str, version: &str) -> SourceSpec {
+    helm_source(url, chart, version)
 }
 
 /// One release on `source`, one pass; its result.
-async fn one(f: &Fixture, source: ChartSource) -> Result<ArtifactRef, SourceError> {
+async fn one(f: &Fixture, source: SourceSpec) -> Result<ArtifactRef, SourceError> {
     one_with(f, source, &NoCredentials).await
 }
 
 async fn one_with(
     f: &Fixture,
-    source: ChartSource,
+    source: SourceSpec,
     credentials: &dyn CredentialsLookup,
 ) -> Result<ArtifactRef, SourceError> {
     let specs = BTreeMap::from([(release(0), source)]);
@@ -221,7 +230,7 @@ fn helm_picks(f: &Fixture, repository: &str, chart: &str, version: &str) -> Stri
 fn assert_names_source(error: &SourceError, url: &str, chart: &str, cause: &str) {
     let text = error.to_string();
     assert!(
-        text.starts_with(&format!("Helm repository {url} (chart `{chart}`")),
+        text.starts_with(&format!("helm-repository source {url} (chart: {chart}")),
         "{text}"
     );
     assert!(text.contains(cause), "expected `{cause}` in: {text}");
@@ -229,7 +238,7 @@ fn assert_names_source(error: &SourceError, url: &str, chart: &str, cause: &str)
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn picks_versions_as_helm_does_and_verifies_digests() {
-    let f = fixture();
+    let f = fixture().await;
     let repository = f.server.url("charts");
     for wanted in [
         "",
@@ -261,7 +270,7 @@ async fn picks_versions_as_helm_does_and_verifies_digests() {
 async fn absolute_chart_urls_and_the_host_allowlist() {
     // The same files indexed with absolute URLs on another origin (`localhost` instead of
     // `127.0.0.1`): refused unless the configuration grants that host.
-    let f = fixture();
+    let f = fixture().await;
     let other = f.root.join("other");
     std::fs::create_dir_all(&other).unwrap();
     for version in VERSIONS {
@@ -289,12 +298,13 @@ async fn absolute_chart_urls_and_the_host_allowlist() {
     );
 
     let granted = fixture_with(
-        HelmRepositoryOptions {
+        HttpOptions {
             extra_hosts: vec![HostPattern::parse("localhost").unwrap()],
-            ..HelmRepositoryOptions::default()
+            ..HttpOptions::default()
         },
         None,
-    );
+    )
+    .await;
     let other = granted.root.join("other");
     std::fs::create_dir_all(&other).unwrap();
     std::fs::copy(
@@ -319,7 +329,7 @@ async fn absolute_chart_urls_and_the_host_allowlist() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_input_gives_errors_naming_source_and_cause() {
-    let f = fixture();
+    let f = fixture().await;
     let repository = f.server.url("charts");
 
     let missing = one(&f, source(&repository, "nope", "")).await.unwrap_err();
@@ -363,7 +373,7 @@ async fn bad_input_gives_errors_naming_source_and_cause() {
         index.replace(&hex_sha256(&original), &hex_sha256(&garbage)),
     )
     .unwrap();
-    let corrupt_repo = fixture_reusing(&f);
+    let corrupt_repo = fixture_reusing(&f).await;
     let corrupt = one(&corrupt_repo, source(&repository, "demo", "1.0.0"))
         .await
         .unwrap_err();
@@ -417,28 +427,17 @@ async fn bad_input_gives_errors_naming_source_and_cause() {
 }
 
 /// Another sync over the same served folder (so nothing is cached from earlier passes).
-fn fixture_reusing(f: &Fixture) -> Fixture {
+async fn fixture_reusing(f: &Fixture) -> Fixture {
     let work = tempfile::tempdir().unwrap();
     let runtime = runtime(work.path());
     let artifacts = Arc::new(ArtifactStore::open(work.path().join("artifacts"), 64 << 20).unwrap());
-    let sync = SourceSync::new(
-        SourceSyncOptions {
-            interval: INTERVAL,
-            grace: GRACE,
-            parallelism: 4,
-        },
-        Arc::new(MirrorStore::new(
-            work.path().join("mirrors"),
-            Duration::from_secs(30),
-        )),
+    let sync = new_sync(
+        work.path(),
+        &runtime,
         Arc::clone(&artifacts),
-        runtime.source("git").unwrap(),
-        None,
+        HttpOptions::default(),
     )
-    .with_helm_repositories(
-        runtime.source("helm-repo").unwrap(),
-        HelmRepositoryOptions::default(),
-    );
+    .await;
     Fixture {
         root: f.root.clone(),
         server: RepoServer::start(&f.root, work.path().join("access.log"), None),
@@ -455,20 +454,21 @@ fn hex_sha256(bytes: &[u8]) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn index_over_the_size_cap_is_refused() {
-    let probe = fixture();
+    let probe = fixture().await;
     let index_len = std::fs::metadata(probe.root.join("charts/index.yaml"))
         .unwrap()
         .len();
     drop(probe);
     let f = fixture_with(
-        HelmRepositoryOptions {
+        HttpOptions {
             // Half the size: the index timestamps vary in length from one `helm repo
             // index` to the next, never by that much.
-            max_index_bytes: index_len / 2,
-            ..HelmRepositoryOptions::default()
+            max_document_bytes: index_len / 2,
+            ..HttpOptions::default()
         },
         None,
-    );
+    )
+    .await;
     let repository = f.server.url("charts");
     let error = one(&f, source(&repository, "demo", "")).await.unwrap_err();
     assert_names_source(
@@ -481,10 +481,10 @@ async fn index_over_the_size_cap_is_refused() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_hundred_releases_share_one_index_request_per_interval() {
-    let f = fixture();
+    let f = fixture().await;
     let repository = f.server.url("charts");
     let constraints = ["", "~1.0", "1.2.0", ">=1.3.0-0"];
-    let specs: BTreeMap<ReleaseKey, ChartSource> = (0..200)
+    let specs: BTreeMap<ReleaseKey, SourceSpec> = (0..200)
         .map(|n| {
             (
                 release(n),
@@ -550,10 +550,8 @@ async fn two_hundred_releases_share_one_index_request_per_interval() {
         .collect();
     let mut expected_changed = Vec::new();
     for (release, spec) in &specs {
-        let ChartSource::HelmRepository(spec) = spec else {
-            unreachable!()
-        };
-        let now = &picks[spec.version.as_str()];
+        let version = spec.spec_value()["version"].as_str().unwrap().to_owned();
+        let now = &picks[version.as_str()];
         assert_eq!(&newer.releases[release].as_ref().unwrap().version, now);
         if &first.releases[release].as_ref().unwrap().version != now {
             expected_changed.push(release.clone());
@@ -563,10 +561,10 @@ async fn two_hundred_releases_share_one_index_request_per_interval() {
     assert_eq!(newer.changed, expected_changed);
 
     // Nothing references the repository any more: its cache is collected after the grace.
-    let empty: BTreeMap<ReleaseKey, ChartSource> = BTreeMap::new();
+    let empty: BTreeMap<ReleaseKey, SourceSpec> = BTreeMap::new();
     f.sync.pass(&empty, &NoCredentials, t0 + INTERVAL * 3).await;
     assert_eq!(
-        f.sync.live_repositories().await,
+        f.sync.live_documents().await,
         1,
         "kept during the grace period"
     );
@@ -574,24 +572,24 @@ async fn two_hundred_releases_share_one_index_request_per_interval() {
         .sync
         .pass(&empty, &NoCredentials, t0 + INTERVAL * 3 + GRACE)
         .await;
-    assert_eq!(collected.collected_repositories.len(), 1);
-    assert_eq!(f.sync.live_repositories().await, 0);
+    assert_eq!(collected.collected_documents.len(), 1);
+    assert_eq!(f.sync.live_documents().await, 0);
 }
 
 /// Secret `good` holds the right password, `bad` a wrong one.
 struct RepoCredentials;
 
 impl CredentialsLookup for RepoCredentials {
-    fn git(&self, secret: &SecretRef) -> Result<GitCredentials, String> {
+    fn data(&self, secret: &SecretRef) -> Result<BTreeMap<String, Vec<u8>>, String> {
+        let basic = |password: &str| {
+            BTreeMap::from([
+                ("username".to_owned(), b"alice".to_vec()),
+                ("password".to_owned(), password.as_bytes().to_vec()),
+            ])
+        };
         match secret.name.as_str() {
-            "good" => Ok(GitCredentials::Basic {
-                username: "alice".into(),
-                password: "s3cret-pw".into(),
-            }),
-            "bad" => Ok(GitCredentials::Basic {
-                username: "alice".into(),
-                password: "wrong-pw".into(),
-            }),
+            "good" => Ok(basic("s3cret-pw")),
+            "bad" => Ok(basic("wrong-pw")),
             _ => Err("not found".into()),
         }
     }
@@ -599,22 +597,9 @@ impl CredentialsLookup for RepoCredentials {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn basic_auth_from_a_secret_is_added_by_the_host() {
-    let f = fixture_with(
-        HelmRepositoryOptions::default(),
-        Some(("alice", "s3cret-pw")),
-    );
+    let f = fixture_with(HttpOptions::default(), Some(("alice", "s3cret-pw"))).await;
     let repository = f.server.url("charts");
-    let with = |name: &str| {
-        ChartSource::HelmRepository(HelmRepositorySource {
-            url: repository.clone(),
-            chart: "demo".into(),
-            version: String::new(),
-            credentials: Some(SecretRef {
-                namespace: "apps".into(),
-                name: name.into(),
-            }),
-        })
-    };
+    let with = |name: &str| with_secret(source(&repository, "demo", ""), name);
     let artifact = one_with(&f, with("good"), &RepoCredentials).await.unwrap();
     let packaged = f.root.join(format!("charts/demo-{}.tgz", artifact.version));
     assert_eq!(
@@ -740,24 +725,13 @@ async fn https_with_a_custom_ca_from_a_secret() {
         )),
     );
     let runtime = runtime(work.path());
-    let sync = SourceSync::new(
-        SourceSyncOptions {
-            interval: INTERVAL,
-            grace: GRACE,
-            parallelism: 4,
-        },
-        Arc::new(MirrorStore::new(
-            work.path().join("mirrors"),
-            Duration::from_secs(30),
-        )),
+    let sync = new_sync(
+        work.path(),
+        &runtime,
         Arc::new(ArtifactStore::open(work.path().join("artifacts"), 64 << 20).unwrap()),
-        runtime.source("git").unwrap(),
-        None,
+        HttpOptions::default(),
     )
-    .with_helm_repositories(
-        runtime.source("helm-repo").unwrap(),
-        HelmRepositoryOptions::default(),
-    );
+    .await;
     let repository = format!("https://127.0.0.1:{}/charts", server.port);
     let secret = SecretRef {
         namespace: "apps".into(),
@@ -765,19 +739,14 @@ async fn https_with_a_custom_ca_from_a_secret() {
     };
     // The Secret holds only `ca.crt` (no username/password), as read by `ca_from_secret`.
     let mut known = capstan::sources::spec::KnownCredentials::default();
-    known
-        .0
-        .insert(secret.clone(), Err("no username/password".into()));
-    known.1.insert(
+    known.0.insert(
         secret.clone(),
-        std::fs::read(work.path().join("ca.crt")).unwrap(),
+        Ok(BTreeMap::from([(
+            "ca.crt".to_owned(),
+            std::fs::read(work.path().join("ca.crt")).unwrap(),
+        )])),
     );
-    let with_ca = ChartSource::HelmRepository(HelmRepositorySource {
-        url: repository.clone(),
-        chart: "demo".into(),
-        version: String::new(),
-        credentials: Some(secret),
-    });
+    let with_ca = with_secret(source(&repository, "demo", ""), &secret.name);
     let specs = BTreeMap::from([(release(0), with_ca)]);
     let mut report = sync.pass(&specs, &known, Instant::now()).await;
     let artifact = report.releases.remove(&release(0)).unwrap().unwrap();

@@ -11,14 +11,17 @@ use std::time::{Duration, Instant};
 use capstan::config::{PluginConfig, PluginLimits, PluginWorld, WasiGrants};
 use capstan::plugins::PluginRuntime;
 use capstan::sources::artifacts::ArtifactStore;
-use capstan::sources::mirrors::{GitCredentials, MirrorStore};
+use capstan::sources::mirrors::MirrorStore;
 use capstan::sources::sync::{CredentialsLookup, NoCredentials, SourceSync, SourceSyncOptions};
-use capstan::sources::{GitChartSource, GitReference, MirrorKey, ReleaseKey, SecretRef};
+use capstan::sources::{MirrorKey, ReleaseKey, SecretRef, SourceSpec};
 use capstan::telemetry::SourceMetrics;
 
 #[path = "../../tests/support/git.rs"]
 mod git_support;
 use git_support::git;
+#[path = "../../tests/support/sources.rs"]
+mod sources_support;
+use sources_support::{GitReference, git_source, with_secret};
 
 const INTERVAL: Duration = Duration::from_secs(60);
 const GRACE: Duration = Duration::from_secs(300);
@@ -65,11 +68,11 @@ struct Fixture {
     _runtime: PluginRuntime,
 }
 
-fn fixture() -> Fixture {
-    fixture_with_timeout(Duration::from_secs(30))
+async fn fixture() -> Fixture {
+    fixture_with_timeout(Duration::from_secs(30)).await
 }
 
-fn fixture_with_timeout(fetch_timeout: Duration) -> Fixture {
+async fn fixture_with_timeout(fetch_timeout: Duration) -> Fixture {
     let work = tempfile::tempdir().unwrap();
     let mut runtime = PluginRuntime::new(work.path().join("compiled"), None).unwrap();
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/plugins/source-git.wasm");
@@ -85,6 +88,7 @@ fn fixture_with_timeout(fetch_timeout: Duration) -> Fixture {
             path,
             limits: PluginLimits::default(),
             wasi: WasiGrants::default(),
+            kinds: Vec::new(),
         })
         .unwrap();
     let mut registry = prometheus_client::registry::Registry::default();
@@ -97,13 +101,8 @@ fn fixture_with_timeout(fetch_timeout: Duration) -> Fixture {
         grace: GRACE,
         parallelism: 4,
     };
-    let sync = SourceSync::new(
-        options,
-        mirrors,
-        artifacts,
-        runtime.source("git").unwrap(),
-        Some(metrics.clone()),
-    );
+    let catalog = sources_support::catalog(&runtime, &["git"]).await;
+    let sync = SourceSync::new(options, mirrors, artifacts, catalog, Some(metrics.clone()));
     Fixture {
         _work: work,
         sync,
@@ -120,13 +119,8 @@ fn release(n: usize) -> ReleaseKey {
     }
 }
 
-fn source(url: &str, reference: GitReference, path: &str) -> GitChartSource {
-    GitChartSource {
-        url: url.into(),
-        reference,
-        path: path.into(),
-        credentials: None,
-    }
+fn source(url: &str, reference: GitReference, path: &str) -> SourceSpec {
+    git_source(url, reference, path)
 }
 
 fn main_branch() -> GitReference {
@@ -135,7 +129,7 @@ fn main_branch() -> GitReference {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn only_pushes_that_touch_the_chart_path_yield_a_new_artifact() {
-    let f = fixture();
+    let f = fixture().await;
     let repo = tempfile::tempdir().unwrap();
     chart_repository(repo.path(), "demo");
     let url = format!("file://{}", repo.path().display());
@@ -172,7 +166,7 @@ async fn only_pushes_that_touch_the_chart_path_yield_a_new_artifact() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn refs_resolve_and_bad_refs_or_paths_fail_alone_naming_the_source() {
-    let f = fixture();
+    let f = fixture().await;
     let repo = tempfile::tempdir().unwrap();
     chart_repository(repo.path(), "demo");
     let tagged = git(repo.path(), &["rev-parse", "HEAD"]);
@@ -218,9 +212,7 @@ async fn refs_resolve_and_bad_refs_or_paths_fail_alone_naming_the_source() {
     assert_eq!(ok(8).chart, "other");
     assert_eq!(
         err(5),
-        format!(
-            "git source {url} (branch nope, path `chart`): no branch, tag or commit named `nope`"
-        )
+        format!("git source {url} (path: chart, ref: nope): no branch, tag or commit named `nope`")
     );
     assert!(
         err(6).contains("path `charts/missing` does not exist at commit"),
@@ -297,7 +289,7 @@ impl Drop for GitDaemon {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_hundred_releases_on_one_repository_share_one_mirror_and_one_fetch_per_interval() {
-    let f = fixture();
+    let f = fixture().await;
     let base = tempfile::tempdir().unwrap();
     chart_repository(&base.path().join("charts"), "shared");
     let daemon = GitDaemon::start(base.path(), base.path().join("daemon.log"));
@@ -310,7 +302,7 @@ async fn two_hundred_releases_on_one_repository_share_one_mirror_and_one_fetch_p
             .port();
         format!("git://127.0.0.1:{port}/gone")
     };
-    let mut specs: BTreeMap<ReleaseKey, GitChartSource> = (0..200)
+    let mut specs: BTreeMap<ReleaseKey, SourceSpec> = (0..200)
         .map(|n| (release(n), source(&url, main_branch(), "chart")))
         .collect();
     specs.insert(release(999), source(&dead, main_branch(), "chart"));
@@ -328,7 +320,7 @@ async fn two_hundred_releases_on_one_repository_share_one_mirror_and_one_fetch_p
         .unwrap_err()
         .to_string();
     assert!(
-        unreachable.starts_with(&format!("git source {dead} (branch main, path `chart`): ")),
+        unreachable.starts_with(&format!("git source {dead} (path: chart, ref: main): ")),
         "{unreachable}"
     );
 
@@ -351,12 +343,31 @@ async fn two_hundred_releases_on_one_repository_share_one_mirror_and_one_fetch_p
 struct TestCredentials;
 
 impl CredentialsLookup for TestCredentials {
-    fn git(&self, secret: &SecretRef) -> Result<GitCredentials, String> {
-        Ok(GitCredentials::Basic {
-            username: secret.name.clone(),
-            password: "secret".into(),
-        })
+    fn data(&self, secret: &SecretRef) -> Result<BTreeMap<String, Vec<u8>>, String> {
+        Ok(BTreeMap::from([
+            ("username".to_owned(), secret.name.clone().into_bytes()),
+            ("password".to_owned(), b"secret".to_vec()),
+        ]))
     }
+}
+
+/// A release spec the churn test changes field by field.
+struct Churned {
+    url: String,
+    reference: GitReference,
+    path: String,
+    credentials: Option<SecretRef>,
+}
+
+fn specs_of(specs: &BTreeMap<ReleaseKey, Churned>) -> BTreeMap<ReleaseKey, SourceSpec> {
+    specs
+        .iter()
+        .map(|(release, s)| {
+            let mut spec = git_source(&s.url, s.reference.clone(), &s.path);
+            spec.credentials = s.credentials.clone();
+            (release.clone(), spec)
+        })
+        .collect()
 }
 
 /// A small deterministic generator (xorshift) so the churn is random but reproducible.
@@ -373,7 +384,7 @@ impl Random {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn randomized_churn_leaves_exactly_the_referenced_mirrors() {
-    let f = fixture();
+    let f = fixture().await;
     let repos = tempfile::tempdir().unwrap();
     let urls: Vec<String> = (0..40)
         .map(|n| {
@@ -393,7 +404,7 @@ async fn randomized_churn_leaves_exactly_the_referenced_mirrors() {
         GitReference::Tag("v1.0.0".into()),
         GitReference::Semver("^1".into()),
     ];
-    let mut specs: BTreeMap<ReleaseKey, GitChartSource> = BTreeMap::new();
+    let mut specs: BTreeMap<ReleaseKey, Churned> = BTreeMap::new();
     let mut now = Instant::now();
     let mut next_release = 0;
     for _round in 0..15 {
@@ -404,7 +415,15 @@ async fn randomized_churn_leaves_exactly_the_referenced_mirrors() {
                 (0..=3, _) | (_, true) => {
                     if next_release < 300 {
                         let url = &urls[random.below(urls.len())];
-                        specs.insert(release(next_release), source(url, main_branch(), "chart"));
+                        specs.insert(
+                            release(next_release),
+                            Churned {
+                                url: url.clone(),
+                                reference: main_branch(),
+                                path: "chart".into(),
+                                credentials: None,
+                            },
+                        );
                         next_release += 1;
                     }
                 }
@@ -437,7 +456,7 @@ async fn randomized_churn_leaves_exactly_the_referenced_mirrors() {
             }
         }
         now += Duration::from_secs(20);
-        let report = f.sync.pass(&specs, &TestCredentials, now).await;
+        let report = f.sync.pass(&specs_of(&specs), &TestCredentials, now).await;
         for (release, result) in &report.releases {
             assert!(result.is_ok(), "{release}: {:?}", result);
         }
@@ -446,8 +465,14 @@ async fn randomized_churn_leaves_exactly_the_referenced_mirrors() {
 
     // Quiescence: once the grace period has passed, exactly the referenced keys remain.
     now += GRACE;
-    f.sync.pass(&specs, &TestCredentials, now).await;
-    let referenced: BTreeSet<MirrorKey> = specs.values().map(GitChartSource::mirror_key).collect();
+    f.sync.pass(&specs_of(&specs), &TestCredentials, now).await;
+    let referenced: BTreeSet<MirrorKey> = specs
+        .values()
+        .map(|s| MirrorKey {
+            url: s.url.clone(),
+            credentials: s.credentials.clone(),
+        })
+        .collect();
     let expected_dirs: BTreeSet<PathBuf> = referenced
         .iter()
         .map(|k| f.sync.mirrors().path_of(k))
@@ -519,16 +544,16 @@ impl Drop for GitHttpServer {
 struct HttpCredentials;
 
 impl CredentialsLookup for HttpCredentials {
-    fn git(&self, secret: &SecretRef) -> Result<GitCredentials, String> {
+    fn data(&self, secret: &SecretRef) -> Result<BTreeMap<String, Vec<u8>>, String> {
+        let basic = |password: &str| {
+            BTreeMap::from([
+                ("username".to_owned(), b"alice".to_vec()),
+                ("password".to_owned(), password.as_bytes().to_vec()),
+            ])
+        };
         match secret.name.as_str() {
-            "good" => Ok(GitCredentials::Basic {
-                username: "alice".into(),
-                password: "s3cret".into(),
-            }),
-            "bad" => Ok(GitCredentials::Basic {
-                username: "alice".into(),
-                password: "guess-1234".into(),
-            }),
+            "good" => Ok(basic("s3cret")),
+            "bad" => Ok(basic("guess-1234")),
             other => Err(format!("secret apps/{other} not found")),
         }
     }
@@ -536,18 +561,12 @@ impl CredentialsLookup for HttpCredentials {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn smart_http_with_basic_auth_and_every_credential_failure_named() {
-    let f = fixture();
+    let f = fixture().await;
     let root = tempfile::tempdir().unwrap();
     chart_repository(&root.path().join("charts.git"), "private");
     let server = GitHttpServer::start(root.path(), root.path().join("http.log"), "alice", "s3cret");
     let url = format!("http://127.0.0.1:{}/charts.git", server.port);
-    let with = |name: &str| GitChartSource {
-        credentials: Some(SecretRef {
-            namespace: "apps".into(),
-            name: name.into(),
-        }),
-        ..source(&url, main_branch(), "chart")
-    };
+    let with = |name: &str| with_secret(source(&url, main_branch(), "chart"), name);
     let specs = BTreeMap::from([
         (release(1), with("good")),
         (release(2), with("bad")),
@@ -563,7 +582,7 @@ async fn smart_http_with_basic_auth_and_every_credential_failure_named() {
             .unwrap_err()
             .to_string()
     };
-    let prefix = format!("git source {url} (branch main, path `chart`): ");
+    let prefix = format!("git source {url} (path: chart, ref: main): ");
     assert!(
         err(2).starts_with(&prefix) && err(2).contains("credentials rejected"),
         "{}",
@@ -597,7 +616,7 @@ async fn smart_http_with_basic_auth_and_every_credential_failure_named() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_that_never_answers_times_out_without_holding_up_other_releases() {
-    let f = fixture_with_timeout(Duration::from_secs(2));
+    let f = fixture_with_timeout(Duration::from_secs(2)).await;
     // Accepts one connection and says nothing for 6 s (then hangs up, so that the stuck
     // libgit2 thread ends and the test runtime can shut down).
     let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -627,7 +646,7 @@ async fn a_server_that_never_answers_times_out_without_holding_up_other_releases
         .to_string();
     assert_eq!(
         error,
-        format!("git source {dead} (branch main, path `chart`): timed out after 2 s")
+        format!("git source {dead} (path: chart, ref: main): timed out after 2 s")
     );
 
     // The stuck fetch is still running: the next attempt fails at once instead of piling up.
@@ -642,4 +661,59 @@ async fn a_server_that_never_answers_times_out_without_holding_up_other_releases
     );
     assert!(retry.releases[&release(1)].is_ok());
     held.join().unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn specs_breaking_the_kind_schema_or_naming_no_kind_reach_no_plugin() {
+    let f = fixture().await;
+    let repo = tempfile::tempdir().unwrap();
+    chart_repository(repo.path(), "demo");
+    let url = format!("file://{}", repo.path().display());
+    let bad_field = SourceSpec::new(
+        "git",
+        &serde_json::json!({"url": url, "ref": "main", "path": "chart", "depth": 1}),
+        None,
+    );
+    let wrong_type = SourceSpec::new("git", &serde_json::json!({"url": 42}), None);
+    let unknown_kind = SourceSpec::new("s3", &serde_json::json!({"bucket": "b"}), None);
+    let specs = BTreeMap::from([
+        (release(1), bad_field),
+        (release(2), wrong_type),
+        (release(3), unknown_kind),
+    ]);
+    let report = f.sync.pass(&specs, &NoCredentials, Instant::now()).await;
+    assert_eq!(report.plugin_calls, 0, "no plugin call for refused specs");
+    assert!(
+        report.fetched.is_empty(),
+        "no mirror fetched for refused specs"
+    );
+    let err = |n| report.releases[&release(n)].clone().unwrap_err();
+    let extra = err(1);
+    assert!(extra.invalid_spec);
+    assert!(
+        extra.to_string().contains("at /: ")
+            && extra.to_string().contains("depth")
+            && extra.to_string().contains("rule /additionalProperties"),
+        "{extra}"
+    );
+    let typed = err(2).to_string();
+    assert!(
+        typed.contains("at /url: 42 is not of type \"string\"")
+            && typed.contains("rule /properties/url/type"),
+        "{typed}"
+    );
+    let unknown = err(3);
+    assert!(unknown.invalid_spec);
+    assert!(
+        unknown
+            .to_string()
+            .contains("no source plugin serves kind `s3` (kinds served: git)"),
+        "{unknown}"
+    );
+
+    // The same repository with a valid spec is resolved (one resolve, one fetch).
+    let specs = BTreeMap::from([(release(4), source(&url, main_branch(), "chart"))]);
+    let report = f.sync.pass(&specs, &NoCredentials, Instant::now()).await;
+    assert!(report.releases[&release(4)].is_ok());
+    assert_eq!(report.plugin_calls, 2);
 }

@@ -357,7 +357,7 @@ pub async fn deploy_manifests_and_chart_are_accepted_and_grant_what_the_operator
     let manifests = root.join("deploy/manifests");
     let crds = root.join("deploy/crds");
     let chart = root.join("deploy/chart/capstan");
-    let help = output(Command::new(env!("CARGO_BIN_EXE_capstan")).args(["run", "--help"]));
+    let help = output(Command::new(crate::harness::capstan_binary()).args(["run", "--help"]));
 
     output(
         cluster
@@ -575,7 +575,7 @@ async fn operator_with_the_service_account_rights_installs_and_uninstalls(cluste
         .unwrap()
         .port();
     let identity = format!("deploy-test-{}", std::process::id());
-    let child = Command::new(env!("CARGO_BIN_EXE_capstan"))
+    let child = Command::new(crate::harness::capstan_binary())
         .args(["run", "--config"])
         .arg(&config)
         .args(["--metrics-address", &format!("127.0.0.1:{port}")])

@@ -10,7 +10,18 @@ use kube::config::{KubeConfigOptions, Kubeconfig};
 
 /// The repository root.
 pub fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The `capstan` binary the Makefile builds before these tests (`cargo build -p capstan`).
+pub fn capstan_binary() -> PathBuf {
+    let binary = repo_root().join("target/debug/capstan");
+    assert!(
+        binary.is_file(),
+        "{} is missing: run `cargo build -p capstan` first",
+        binary.display()
+    );
+    binary
 }
 
 /// A control plane used by the tests; stopped on drop if this process started it.

@@ -25,12 +25,24 @@ pub struct Operator {
 impl Operator {
     /// Start the operator with every product plugin, caches in `dir`, and `extra` flags.
     pub fn start(cluster: &Cluster, dir: &Path, extra: &[&str]) -> Operator {
+        Operator::start_with(cluster, dir, "", extra)
+    }
+
+    /// [`Operator::start`] with more plugin entries (YAML list items, one per line, each
+    /// starting with `- `) after the product plugins.
+    pub fn start_with(
+        cluster: &Cluster,
+        dir: &Path,
+        extra_plugins: &str,
+        extra: &[&str],
+    ) -> Operator {
         let plugins = repo_root().join("target/plugins");
         let config = format!(
             "cacheDir: {cache}\nplugins:\n\
              - {{name: git, world: source, path: {p}/source-git.wasm}}\n\
              - {{name: helm-repo, world: source, path: {p}/source-helm-repo.wasm}}\n\
              - {{name: helm3, world: backend, path: {p}/backend-helm3.wasm, limits: {{memoryMib: 512, timeoutMs: 120000}}}}\n\
+             {extra_plugins}\
              backends: {{default: helm3, v3: helm3}}\n",
             // One compiled-component cache for every test run: compiling is not what is tested.
             cache = repo_root().join("target/capstan-cache").display(),
@@ -70,6 +82,11 @@ impl Operator {
         body.lines()
             .find_map(|line| line.strip_prefix(&format!("{name} ")))
             .and_then(|v| v.trim().parse().ok())
+    }
+
+    /// The port of its /metrics endpoint.
+    pub fn port(&self) -> u16 {
+        self.port
     }
 
     /// Everything the operator logged so far.
@@ -126,7 +143,7 @@ pub fn install_crd(cluster: &Cluster) {
     );
 }
 
-fn condition<'a>(hr: &'a HelmRelease, type_: &str) -> Option<&'a capstan::api::Condition> {
+pub fn condition<'a>(hr: &'a HelmRelease, type_: &str) -> Option<&'a capstan::api::Condition> {
     hr.status.as_ref().and_then(|s| s.condition(type_))
 }
 
@@ -161,7 +178,7 @@ pub async fn wait_for(
     }
 }
 
-fn ready(hr: &HelmRelease) -> bool {
+pub fn ready(hr: &HelmRelease) -> bool {
     condition(hr, "Ready").is_some_and(|c| c.status == "True")
         && hr.status.as_ref().and_then(|s| s.observed_generation) == hr.metadata.generation
 }
@@ -212,7 +229,7 @@ fn chart_repository(dir: &Path) -> PathBuf {
     repo
 }
 
-fn copy_dir(from: &Path, to: &Path) {
+pub fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for entry in std::fs::read_dir(from).unwrap() {
         let entry = entry.unwrap();
@@ -225,7 +242,7 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-fn helm_release(name: &str, namespace: &str, spec: serde_json::Value) -> HelmRelease {
+pub fn helm_release(name: &str, namespace: &str, spec: serde_json::Value) -> HelmRelease {
     serde_json::from_value(serde_json::json!({
         "apiVersion": "helm.capstan.dev/v1alpha1",
         "kind": "HelmRelease",
@@ -662,7 +679,7 @@ pub async fn only_the_leader_replica_acts(cluster: Arc<Cluster>) {
 }
 
 /// Package `chart` at `version` into `repository` and re-index it with the real helm CLI.
-fn publish(cluster: &Cluster, work: &Path, repository: &Path, version: &str) {
+pub fn publish(cluster: &Cluster, work: &Path, repository: &Path, version: &str) {
     let chart = work.join(format!("hello-{version}"));
     copy_dir(&repo_root().join("deploy/examples/charts/hello"), &chart);
     let manifest = chart.join("Chart.yaml");

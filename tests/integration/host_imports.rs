@@ -74,6 +74,7 @@ pub async fn host_probe_exercises_every_host_import(cluster: Arc<Cluster>) {
                 timeout_ms: 90_000,
             },
             wasi: WasiGrants::default(),
+            kinds: Vec::new(),
         })
         .unwrap();
 
@@ -87,6 +88,7 @@ pub async fn host_probe_exercises_every_host_import(cluster: Arc<Cluster>) {
         )),
         git: Some(GitGrant::new(url.clone(), mirror)),
         http: None,
+        credentials: None,
     };
     let instructions = json!({
         "namespace": namespace,

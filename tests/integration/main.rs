@@ -13,6 +13,7 @@ mod helmrelease;
 mod host_imports;
 mod kwok_and_helm;
 mod operator;
+mod plugin_platform;
 #[path = "../support/probe.rs"]
 mod probe_support;
 mod release_helm3;
@@ -61,6 +62,14 @@ const TESTS: &[(&str, TestFn)] = &[
     ("only_the_leader_replica_acts", |c| {
         Box::pin(helmrelease::only_the_leader_replica_acts(c))
     }),
+    (
+        "a_source_kind_added_by_configuration_alone_is_ready_and_listed",
+        |c| {
+            Box::pin(
+                plugin_platform::a_source_kind_added_by_configuration_alone_is_ready_and_listed(c),
+            )
+        },
+    ),
     ("capstan_run_loads_plugins_and_serves_health", |c| {
         Box::pin(operator::capstan_run_loads_plugins_and_serves_health(c))
     }),

@@ -1,9 +1,11 @@
 //! Calling the `test-host-probe` component: its `template` export takes the probe's
-//! instructions as values and answers with a JSON report of what each host import returned.
+//! instructions as its first value layer and answers with a JSON report of what each host import returned.
 
 use capstan::capabilities::Grants;
 use capstan::plugins::PluginRuntime;
-use capstan::plugins::bindings::backend::exports::capstan::plugin::backend::TemplateOptions;
+use capstan::plugins::bindings::backend::exports::capstan::plugin::backend::{
+    TemplateOptions, ValueLayer, ValuesDocument,
+};
 use capstan::plugins::bindings::types::{ChartArtifact, ChartMetadata, ReleaseId};
 use serde_json::Value;
 
@@ -33,7 +35,11 @@ pub async fn probe(runtime: &PluginRuntime, instructions: Value, grants: Grants)
         .template(
             &release,
             &chart,
-            &instructions.to_string(),
+            &[ValueLayer::Document(ValuesDocument {
+                origin: "probe instructions".into(),
+                content: instructions.to_string(),
+                optional: false,
+            })],
             &options,
             grants,
         )

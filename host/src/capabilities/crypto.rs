@@ -1,9 +1,13 @@
 //! The `crypto` host interface: RSA key generation, run natively on a blocking thread for a
 //! plugin (Sprig's `genPrivateKey`, `genCA`, … inside the Helm backends), where it is
-//! several times faster than inside WebAssembly. Needs no grant: it reads nothing and
-//! reaches nothing; sizes are bounded so one call costs at most a few seconds of CPU.
+//! several times faster than inside WebAssembly. Keys come from the `rsa` crate with the
+//! operating system's randomness; the host knows nothing of what the key is for. Needs no
+//! grant: it reads nothing and reaches nothing; sizes are bounded so one call costs at most
+//! a few seconds of CPU.
 
 use std::time::Instant;
+
+use rsa::pkcs1::EncodeRsaPrivateKey;
 
 use crate::capabilities::error;
 use crate::plugins::bindings::crypto::Host;
@@ -12,6 +16,13 @@ use crate::plugins::call::CallState;
 
 /// Smallest and largest key sizes a plugin may ask for.
 const KEY_BITS: std::ops::RangeInclusive<u32> = 1024..=4096;
+
+/// A fresh RSA key of `bits` bits (exponent 65537) as PKCS#1 DER.
+pub fn generate_rsa_key_der(bits: usize) -> Result<Vec<u8>, String> {
+    let key = rsa::RsaPrivateKey::new(&mut rand_core::OsRng, bits).map_err(|e| e.to_string())?;
+    let der = key.to_pkcs1_der().map_err(|e| e.to_string())?;
+    Ok(der.as_bytes().to_vec())
+}
 
 impl Host for CallState {
     async fn generate_rsa_key(&mut self, bits: u32) -> Result<Vec<u8>, Error> {
@@ -26,12 +37,10 @@ impl Host for CallState {
             ));
         }
         let started = Instant::now();
-        let generated = tokio::task::spawn_blocking(move || {
-            capstan_helm::funcs::generate_rsa_key_der(bits as usize)
-        })
-        .await
-        .map_err(|e| error(ErrorCode::Internal, format!("generate-rsa-key: {e}")))?
-        .map_err(|e| error(ErrorCode::Internal, format!("generate-rsa-key: {e}")))?;
+        let generated = tokio::task::spawn_blocking(move || generate_rsa_key_der(bits as usize))
+            .await
+            .map_err(|e| error(ErrorCode::Internal, format!("generate-rsa-key: {e}")))?
+            .map_err(|e| error(ErrorCode::Internal, format!("generate-rsa-key: {e}")))?;
         tracing::debug!(
             target: "capstan::plugin",
             plugin = &*self.plugin,
@@ -40,5 +49,20 @@ impl Host for CallState {
             "generated an RSA key"
         );
         Ok(generated)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rsa::pkcs1::DecodeRsaPrivateKey;
+    use rsa::traits::PublicKeyParts;
+
+    #[test]
+    fn generates_valid_keys_of_the_size_asked() {
+        let der = super::generate_rsa_key_der(1024).unwrap();
+        let key = rsa::RsaPrivateKey::from_pkcs1_der(&der).unwrap();
+        key.validate().unwrap();
+        assert_eq!(key.size() * 8, 1024);
+        assert_eq!(key.e(), &rsa::BigUint::from(65537u32));
     }
 }

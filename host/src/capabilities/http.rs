@@ -225,54 +225,77 @@ impl CustomCa {
 /// What one plugin call may reach over HTTP.
 #[derive(Debug, Clone)]
 pub struct HttpGrant {
-    source: Origin,
+    /// Origins derived from the source's own spec fields.
+    sources: Vec<Origin>,
+    /// The subset of `sources` the host sends the source's credentials to.
+    credentialed: Vec<Origin>,
     extra_hosts: Vec<HostPattern>,
     credentials: Option<BasicAuth>,
     ca: Option<CustomCa>,
     max_response_bytes: u64,
     timeout: Duration,
-    cached: Option<CachedUrl>,
+    cached: Vec<CachedUrl>,
 }
 
 impl HttpGrant {
-    /// Reach the origin of `source_url` only; `None` when it is not an http(s) URL.
+    /// A grant for the origin of `source_url` (an http(s) URL), which also receives the
+    /// credentials; none if the URL is not http(s).
     pub fn new(source_url: &str) -> Option<HttpGrant> {
-        Some(HttpGrant {
-            source: Origin::of(source_url)?,
+        let origin = Origin::of(source_url)?;
+        Some(HttpGrant::empty().with_origin(origin, true))
+    }
+
+    /// A grant that reaches nothing yet.
+    pub fn empty() -> HttpGrant {
+        HttpGrant {
+            sources: Vec::new(),
+            credentialed: Vec::new(),
             extra_hosts: Vec::new(),
             credentials: None,
             ca: None,
             max_response_bytes: DEFAULT_RESPONSE_CAP,
             timeout: DEFAULT_TIMEOUT,
-            cached: None,
-        })
+            cached: Vec::new(),
+        }
     }
 
-    /// Also reach these hosts (from the configuration); credentials are never sent there.
+    /// Also allow `origin`; with `credentialed`, the host adds the credentials to requests
+    /// sent there.
+    pub fn with_origin(mut self, origin: Origin, credentialed: bool) -> Self {
+        if credentialed && !self.credentialed.contains(&origin) {
+            self.credentialed.push(origin.clone());
+        }
+        if !self.sources.contains(&origin) {
+            self.sources.push(origin);
+        }
+        self
+    }
+
+    /// Also allow these configured hosts (never sent credentials).
     pub fn with_hosts(mut self, hosts: impl IntoIterator<Item = HostPattern>) -> Self {
         self.extra_hosts.extend(hosts);
         self
     }
 
-    /// Send basic auth to the source's origin.
+    /// Basic auth to add to requests to the credentialed origins.
     pub fn with_credentials(mut self, credentials: Option<BasicAuth>) -> Self {
         self.credentials = credentials;
         self
     }
 
-    /// Verify HTTPS to the source's origin against this CA bundle too.
+    /// A CA bundle to trust for HTTPS to the source origins.
     pub fn with_ca(mut self, ca: Option<CustomCa>) -> Self {
         self.ca = ca;
         self
     }
 
-    /// Cap on responses (other than the cached URL's).
+    /// Cap on response bodies (other than cached URLs).
     pub fn with_max_response_bytes(mut self, bytes: u64) -> Self {
         self.max_response_bytes = bytes;
         self
     }
 
-    /// Per-request timeout (connect, first byte, between bytes).
+    /// Per-request timeout.
     pub fn with_timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
         self
@@ -280,12 +303,18 @@ impl HttpGrant {
 
     /// Serve GETs of one URL from a shared cache.
     pub fn with_cached(mut self, cached: CachedUrl) -> Self {
-        self.cached = Some(cached);
+        self.cached.push(cached);
         self
     }
 
+    /// The source origins, for messages.
+    pub fn origins(&self) -> String {
+        let shown: Vec<String> = self.sources.iter().map(Origin::to_string).collect();
+        shown.join(", ")
+    }
+
     fn allows(&self, origin: &Origin) -> bool {
-        *origin == self.source || self.extra_hosts.iter().any(|p| p.matches(origin))
+        self.sources.contains(origin) || self.extra_hosts.iter().any(|p| p.matches(origin))
     }
 }
 
@@ -358,22 +387,27 @@ async fn send(
         first_byte_timeout: Some(grant.timeout),
         between_bytes_timeout: Some(grant.timeout),
     };
-    // The plugin may not set credentials itself; the host adds the source's, to its
-    // origin only.
-    request.headers_mut().remove(AUTHORIZATION);
-    if Origin::of_uri(request.uri()).as_ref() == Some(&grant.source)
+    // Where the host holds the credentials, it adds them (to credentialed origins only)
+    // and the plugin's own Authorization header is dropped. Elsewhere a plugin may send
+    // the header it built (e.g. a registry token it obtained), only to origins it may reach.
+    let origin = Origin::of_uri(request.uri());
+    if grant.credentials.is_some() {
+        request.headers_mut().remove(AUTHORIZATION);
+    }
+    if origin
+        .as_ref()
+        .is_some_and(|o| grant.credentialed.contains(o))
         && let Some(value) = grant.credentials.as_ref().and_then(BasicAuth::header)
     {
         request.headers_mut().insert(AUTHORIZATION, value);
     }
-    let custom = grant.ca.as_ref().filter(|_| {
-        Origin::of_uri(request.uri()).as_ref() == Some(&grant.source)
-            && grant.source.scheme == "https"
-    });
+    let custom = origin
+        .filter(|o| o.scheme == "https" && grant.sources.contains(o))
+        .and_then(|o| grant.ca.as_ref().map(|ca| (ca, o)));
     let response = match custom {
-        Some(ca) => tokio::time::timeout(
+        Some((ca, origin)) => tokio::time::timeout(
             grant.timeout,
-            send_with_ca(request, ca, &grant.source, grant.timeout),
+            send_with_ca(request, ca, &origin, grant.timeout),
         )
         .await
         .map_err(|_| HttpError::HttpResponseTimeout)??,
@@ -517,7 +551,7 @@ impl WasiHttpHooks for HttpHooks {
             if !origin.as_ref().is_some_and(|o| grant.allows(o)) {
                 tracing::warn!(
                     %host,
-                    allowed = %grant.source,
+                    allowed = %grant.origins(),
                     "http request refused: host is not on the allowlist of this call"
                 );
                 return Err(HttpError::HttpRequestDenied);
@@ -526,8 +560,8 @@ impl WasiHttpHooks for HttpHooks {
             let path = path_of(request.uri()).to_owned();
             let cached = grant
                 .cached
-                .as_ref()
-                .filter(|c| method == Method::GET && same_url(request.uri(), &c.url));
+                .iter()
+                .find(|c| method == Method::GET && same_url(request.uri(), &c.url));
             let response = match cached {
                 Some(cached) => send_cached(&grant, cached, request).await,
                 None => send(&grant, request, grant.max_response_bytes).await,

@@ -1,6 +1,7 @@
 //! What plugins may reach outside their sandbox. Each plugin call carries its own
 //! [`Grants`]; a host import outside them answers `denied`, naming what was refused.
 
+pub mod credentials;
 pub mod crypto;
 pub mod git;
 pub mod http;
@@ -17,8 +18,10 @@ pub struct Grants {
     pub kube: Option<kube::KubeGrant>,
     /// Read access to one host-owned git mirror.
     pub git: Option<git::GitGrant>,
-    /// Outgoing HTTP to the source's origin (and hosts granted in the configuration).
+    /// Outgoing HTTP to the source's origins (and hosts granted in the configuration).
     pub http: Option<http::HttpGrant>,
+    /// The declared keys of the release's credentials Secret.
+    pub credentials: Option<credentials::CredentialsGrant>,
 }
 
 /// An error value for a plugin.

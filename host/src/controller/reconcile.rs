@@ -18,7 +18,7 @@ use sha2::{Digest, Sha256};
 use super::Context;
 use super::queue::Next;
 use super::sourcing::chart_source_of;
-use super::values::{compose, fetch_values_from};
+use super::values::{compose, fetch_values_from, layers_text};
 use crate::api::{
     DEFAULT_MAX_HISTORY, DEFAULT_ROLLBACK_MAX_RETRIES, DEFAULT_TIMEOUT_SECONDS, FINALIZER,
     FORCE_AT_ANNOTATION, HelmRelease, HelmReleaseStatus, RECONCILE_AT_ANNOTATION,
@@ -171,10 +171,11 @@ fn sync_options(hr: &HelmRelease) -> SyncOptions {
 }
 
 /// Digest of everything that decides what `sync` would produce: the chart archive, the
-/// merged values, the options, the backend and the release identity.
+/// value layers (see [`super::values::layers_text`]), the options, the backend and the
+/// release identity.
 pub fn desired_digest(
     chart_digest: &str,
-    values_json: &str,
+    values_text: &str,
     options: &SyncOptions,
     backend: &str,
     release: &ReleaseId,
@@ -182,7 +183,7 @@ pub fn desired_digest(
     let mut hasher = Sha256::new();
     for part in [
         chart_digest,
-        values_json,
+        values_text,
         &format!("{options:?}"),
         backend,
         &release.namespace,
@@ -371,6 +372,13 @@ async fn apply_inner(hr: &HelmRelease, ctx: &Context) -> Result<Next, ReconcileE
     };
     let artifact = match state.artifact {
         Ok(artifact) => artifact,
+        Err(message) if state.invalid_spec => {
+            // The spec breaks its kind's schema (or names a kind nobody serves): no plugin
+            // was called, and nothing changes until the spec or the configuration does.
+            writer.set("ChartFetched", false, "InvalidSourceSpec", &message);
+            writer.stalled("InvalidSourceSpec", &message);
+            return finish(writer, Next::AwaitChange).await;
+        }
         Err(message) => {
             writer.set("ChartFetched", false, "ChartFetchFailed", &message);
             writer.ready(false, "ChartFetchFailed", &message);
@@ -415,7 +423,13 @@ async fn apply_inner(hr: &HelmRelease, ctx: &Context) -> Result<Next, ReconcileE
     };
     let release = release_id(hr);
     let options = sync_options(hr);
-    let digest = desired_digest(&artifact.digest, &values, &options, &backend_name, &release);
+    let digest = desired_digest(
+        &artifact.digest,
+        &layers_text(&values),
+        &options,
+        &backend_name,
+        &release,
+    );
     let forced = force_at.is_some() && force_at != writer.status.last_handled_force_at;
     let ready = writer
         .status

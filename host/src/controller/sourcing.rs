@@ -13,57 +13,25 @@ use kube::{Api, Client};
 use tokio::sync::{Notify, RwLock, mpsc};
 
 use crate::api::HelmRelease;
-use crate::sources::spec::{KnownCredentials, ca_from_secret, credentials_from_secret};
+use crate::sources::spec::KnownCredentials;
 use crate::sources::sync::{ArtifactRef, SourceSync};
-use crate::sources::{
-    ChartSource, GitChartSource, GitReference, HelmRepositorySource, ReleaseKey, SecretRef,
-};
+use crate::sources::{ReleaseKey, SecretRef, SourceSpec};
 
-/// The chart source of one HelmRelease, or why its spec names none the operator serves.
-pub fn chart_source_of(hr: &HelmRelease) -> Result<ChartSource, String> {
-    let chart = &hr.spec.chart;
-    let namespace = hr.namespace_or_default();
-    let secret = |r: &crate::api::NamespacedRef| SecretRef {
-        namespace: r.namespace.clone().unwrap_or_else(|| namespace.clone()),
-        name: r.name.clone(),
-    };
-    let Some(url) = chart.git.as_ref().filter(|u| !u.is_empty()) else {
-        let Some(repository) = chart.repository.as_ref().filter(|u| !u.is_empty()) else {
-            return Err(
-                "spec.chart: set git (with path) or repository (with name and version)".to_owned(),
-            );
-        };
-        let Some(name) = chart.name.as_ref().filter(|n| !n.is_empty()) else {
-            return Err("spec.chart.name: missing (the chart's name in the repository)".to_owned());
-        };
-        return Ok(ChartSource::HelmRepository(HelmRepositorySource {
-            url: repository.clone(),
-            chart: name.clone(),
-            version: chart.version.clone().unwrap_or_default(),
-            credentials: chart.chart_pull_secret.as_ref().map(secret),
-        }));
-    };
-    let reference = GitReference::from_ref_field(chart.git_ref.as_deref());
-    Ok(ChartSource::Git(GitChartSource {
-        url: url.clone(),
-        reference,
-        path: chart
-            .path
-            .as_deref()
-            .unwrap_or_default()
-            .trim_matches('/')
-            .to_owned(),
-        credentials: chart.secret_ref.as_ref().map(secret),
-    }))
+/// The chart source of one HelmRelease, or why its spec names none.
+pub fn chart_source_of(hr: &HelmRelease) -> Result<SourceSpec, String> {
+    crate::sources::spec::source_of(&hr.spec.chart, &hr.namespace_or_default())
+        .map_err(|e| e.to_string())
 }
 
 /// What the source loop last decided for one release.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SourceState {
     /// The source the decision is for.
-    pub source: ChartSource,
+    pub source: SourceSpec,
     /// The artifact, or why there is none (naming the source).
     pub artifact: Result<ArtifactRef, String>,
+    /// The failure is the spec's own (schema violated, kind not served): no retry helps.
+    pub invalid_spec: bool,
 }
 
 /// Artifacts published by the source loop, read by the release loop.
@@ -75,7 +43,7 @@ pub struct Artifacts {
 
 impl Artifacts {
     /// The source loop's decision for `release`, when it is about `source`.
-    pub async fn lookup(&self, release: &ReleaseKey, source: &ChartSource) -> Option<SourceState> {
+    pub async fn lookup(&self, release: &ReleaseKey, source: &SourceSpec) -> Option<SourceState> {
         self.by_release
             .read()
             .await
@@ -149,17 +117,11 @@ async fn pass(
     let mut credentials = KnownCredentials::default();
     for secret in secrets {
         let api: Api<Secret> = Api::namespaced(client.clone(), &secret.namespace);
-        let read = match api.get_opt(&secret.name).await {
-            Ok(Some(found)) => {
-                if let Some(ca) = ca_from_secret(&found) {
-                    credentials.1.insert(secret.clone(), ca);
-                }
-                credentials_from_secret(&found)
-            }
-            Ok(None) => Err("not found".to_owned()),
-            Err(error) => Err(format!("cannot be read: {error}")),
-        };
-        credentials.0.insert(secret, read);
+        match api.get_opt(&secret.name).await {
+            Ok(Some(found)) => credentials.insert_secret(secret, &found),
+            Ok(None) => credentials.insert_error(secret, "not found".to_owned()),
+            Err(error) => credentials.insert_error(secret, format!("cannot be read: {error}")),
+        }
     }
     let report = sync.pass(&specs, &credentials, Instant::now()).await;
     let mut published = artifacts.by_release.write().await;
@@ -168,9 +130,11 @@ async fn pass(
         let Some(source) = specs.get(&key) else {
             continue;
         };
+        let invalid_spec = result.as_ref().is_err_and(|e| e.invalid_spec);
         let state = SourceState {
             source: source.clone(),
             artifact: result.map_err(|e| e.to_string()),
+            invalid_spec,
         };
         if published.get(&key) != Some(&state) {
             wake.push(key.clone());
@@ -198,26 +162,29 @@ async fn pass(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::{ChartSource as ChartSpec, HelmReleaseSpec};
+    use crate::api::{ChartSource as ChartSpec, HelmReleaseSpec, NamespacedRef, PluginSource};
 
     fn release(chart: ChartSpec) -> HelmRelease {
         let mut hr = HelmRelease::new(
-            "a",
+            "web",
             HelmReleaseSpec {
                 chart,
                 ..HelmReleaseSpec::default()
             },
         );
-        hr.metadata.namespace = Some("n".into());
+        hr.metadata.namespace = Some("apps".into());
         hr
     }
 
     #[test]
-    fn a_spec_without_a_usable_source_is_refused_naming_the_field() {
+    fn chart_fields_map_to_kinds_and_errors_name_the_field() {
         let none = chart_source_of(&release(ChartSpec::default())).unwrap_err();
-        assert!(none.starts_with("spec.chart: set git"), "{none}");
+        assert!(
+            none.starts_with("spec.chart: names no chart source"),
+            "{none}"
+        );
         let nameless = chart_source_of(&release(ChartSpec {
-            repository: Some("https://charts.example.com/".into()),
+            repository: Some("https://h/".into()),
             ..ChartSpec::default()
         }))
         .unwrap_err();
@@ -225,25 +192,32 @@ mod tests {
             nameless.starts_with("spec.chart.name: missing"),
             "{nameless}"
         );
-    }
-
-    #[test]
-    fn git_sources_take_the_flux_defaults_and_the_secret_namespace() {
-        let source = chart_source_of(&release(ChartSpec {
-            git: Some("file:///repo".into()),
-            path: Some("/charts/a/".into()),
-            secret_ref: Some(crate::api::NamespacedRef {
+        let git = chart_source_of(&release(ChartSpec {
+            git: Some("https://h/r.git".into()),
+            git_ref: Some("v1".into()),
+            path: Some("/charts/web/".into()),
+            secret_ref: Some(NamespacedRef {
                 name: "auth".into(),
                 namespace: None,
             }),
             ..ChartSpec::default()
         }))
         .unwrap();
-        let ChartSource::Git(git) = source else {
-            panic!("not a git source: {source:?}")
-        };
-        assert_eq!(git.reference, GitReference::Branch("master".into()));
-        assert_eq!(git.path, "charts/a");
-        assert_eq!(git.credentials.unwrap().namespace, "n");
+        assert_eq!(git.kind, "git");
+        assert_eq!(
+            git.spec,
+            r#"{"path":"charts/web","ref":"v1","url":"https://h/r.git"}"#
+        );
+        assert_eq!(git.credentials.unwrap().namespace, "apps");
+        let generic = chart_source_of(&release(ChartSpec {
+            source: Some(PluginSource {
+                kind: "https-url".into(),
+                spec: serde_json::json!({"url": "https://h/c.tgz"}),
+                secret_ref: None,
+            }),
+            ..ChartSpec::default()
+        }))
+        .unwrap();
+        assert_eq!(generic.kind, "https-url");
     }
 }

@@ -1,6 +1,8 @@
-//! A HelmRelease's values: every `valuesFrom` entry in order, then `spec.values`, merged as
-//! Helm merges `-f` files (maps recursively, anything else replaced), with numbers read as
-//! Helm reads values files (float64). The result crosses to the backend as typed JSON.
+//! A HelmRelease's values: every `valuesFrom` entry in order, then `spec.values`, handed to
+//! the backend as ordered value layers. The host reads the objects and keys; it does not
+//! parse or merge values (that is the backend's engine's business, e.g. Helm's coalescing
+//! of `-f` files), so an optional entry whose text is not a values document is marked
+//! `optional` for the backend to skip.
 
 use std::collections::BTreeMap;
 
@@ -8,6 +10,9 @@ use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::{Api, Client};
 
 use crate::api::{HelmRelease, KeyRef, ValuesFromSource};
+use crate::plugins::bindings::backend::exports::capstan::plugin::backend::{
+    ValueLayer, ValuesDocument,
+};
 
 /// Why a HelmRelease's values cannot be composed. Names the object and key at fault.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -146,42 +151,53 @@ pub async fn fetch_values_from(
     Ok(fetched)
 }
 
-/// Merge what `valuesFrom` gave and `spec.values` into the typed JSON the backend takes.
+/// The value layers of a HelmRelease: each `valuesFrom` text read, in order, then
+/// `spec.values` (as JSON, which every YAML parser reads).
 pub fn compose(
     hr: &HelmRelease,
     fetched: &[(usize, &'static str, String, String, Fetched)],
-) -> Result<String, ValuesError> {
-    use capstan_helm::values::merge_maps;
-    let mut values = capstan_gotmpl::value::Value::new_map();
+) -> Result<Vec<ValueLayer>, ValuesError> {
+    let mut layers = Vec::new();
     for (index, kind, namespace, name, text) in fetched {
         let Fetched::Text(text) = text else { continue };
-        let optional = hr
-            .spec
-            .values_from
-            .get(*index)
-            .and_then(entry_ref)
-            .is_some_and(|(_, r)| r.optional);
-        match capstan_helm::load::load_values(text.as_bytes()) {
-            Ok(parsed) => values = merge_maps(&values, &parsed),
-            Err(_) if optional => {}
-            Err(message) => {
-                return Err(ValuesError::Reference {
-                    index: *index,
-                    kind,
-                    namespace: namespace.clone(),
-                    name: name.clone(),
-                    message: format!("key does not hold YAML values: {message}"),
-                });
-            }
-        }
+        let entry = hr.spec.values_from.get(*index).and_then(entry_ref);
+        let optional = entry.is_some_and(|(_, r)| r.optional);
+        let key = entry.map_or("values.yaml", |(_, r)| r.key_or_default());
+        layers.push(ValueLayer::Document(ValuesDocument {
+            origin: format!("valuesFrom[{index}] ({kind} {namespace}/{name}, key {key})"),
+            content: text.clone(),
+            optional,
+        }));
     }
     if let Some(inline) = &hr.spec.values {
         let text = serde_json::to_string(inline).map_err(|e| ValuesError::Inline(e.to_string()))?;
-        let parsed =
-            capstan_helm::load::load_values(text.as_bytes()).map_err(ValuesError::Inline)?;
-        values = merge_maps(&values, &parsed);
+        layers.push(ValueLayer::Document(ValuesDocument {
+            origin: "spec.values".into(),
+            content: text,
+            optional: false,
+        }));
     }
-    capstan_helm::values_json::to_typed_json(&values).map_err(ValuesError::Inline)
+    Ok(layers)
+}
+
+/// A stable text of `layers` for digests: equal layers, equal text.
+pub fn layers_text(layers: &[ValueLayer]) -> String {
+    let mut text = String::new();
+    for layer in layers {
+        let (tag, body) = match layer {
+            ValueLayer::Document(d) => (
+                if d.optional { "document?" } else { "document" },
+                d.content.clone(),
+            ),
+            ValueLayer::Set(e) => ("set", e.clone()),
+            ValueLayer::SetString(e) => ("set-string", e.clone()),
+            ValueLayer::SetJson(e) => ("set-json", e.clone()),
+            ValueLayer::SetLiteral(e) => ("set-literal", e.clone()),
+            ValueLayer::SetFile(f) => ("set-file", format!("{}={}", f.path, f.content)),
+        };
+        text.push_str(&format!("{tag}:{}:{body}\n", body.len()));
+    }
+    text
 }
 
 #[cfg(test)]
@@ -214,33 +230,34 @@ mod tests {
     }
 
     #[test]
-    fn inline_values_win_and_maps_merge_like_helm_values_files() {
-        let hr = release(
-            serde_json::json!({"image": {"tag": "v2"}, "replicas": 3}),
-            false,
+    fn layers_keep_the_order_and_name_their_origin() {
+        let hr = release(serde_json::json!({"image": {"tag": "v2"}}), true);
+        let layers = compose(&hr, &from("image:\n  tag: v1\n")).unwrap();
+        assert_eq!(layers.len(), 2);
+        let ValueLayer::Document(first) = &layers[0] else {
+            panic!("not a document")
+        };
+        assert_eq!(
+            first.origin,
+            "valuesFrom[0] (ConfigMap n/cm, key values.yaml)"
         );
-        let json = compose(
-            &hr,
-            &from("image:\n  repository: web\n  tag: v1\nport: 80\n"),
-        )
-        .unwrap();
-        let parsed: serde_json::Value = serde_json::from_str(&json).unwrap();
-        assert_eq!(parsed["image"]["repository"], "web");
-        assert_eq!(parsed["image"]["tag"], "v2");
-        // Numbers are float64, as Helm reads values files: the typed JSON keeps a fraction.
-        assert!(json.contains("\"replicas\":3.0"), "{json}");
-        assert!(json.contains("\"port\":80.0"), "{json}");
+        assert!(first.optional);
+        assert_eq!(first.content, "image:\n  tag: v1\n");
+        let ValueLayer::Document(second) = &layers[1] else {
+            panic!("not a document")
+        };
+        assert_eq!(second.origin, "spec.values");
+        assert_eq!(second.content, r#"{"image":{"tag":"v2"}}"#);
+        assert!(!second.optional);
     }
 
     #[test]
-    fn a_broken_values_key_names_the_object_unless_optional() {
-        let hr = release(serde_json::json!({}), false);
-        let error = compose(&hr, &from("a: [\n")).unwrap_err().to_string();
-        assert!(
-            error.starts_with("valuesFrom[0]: ConfigMap n/cm: key does not hold YAML values"),
-            "{error}"
-        );
-        let optional = release(serde_json::json!({"b": 1}), true);
-        assert!(compose(&optional, &from("a: [\n")).is_ok());
+    fn the_digest_text_changes_with_any_layer() {
+        let hr = release(serde_json::json!({"a": 1}), false);
+        let one = layers_text(&compose(&hr, &from("b: 1\n")).unwrap());
+        let same = layers_text(&compose(&hr, &from("b: 1\n")).unwrap());
+        let other = layers_text(&compose(&hr, &from("b: 2\n")).unwrap());
+        assert_eq!(one, same);
+        assert_ne!(one, other);
     }
 }

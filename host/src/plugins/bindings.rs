@@ -31,4 +31,4 @@ pub mod backend {
 }
 
 pub use backend::capstan::plugin::{crypto, kube};
-pub use source::capstan::plugin::{git, log, types};
+pub use source::capstan::plugin::{credentials, git, log, types};

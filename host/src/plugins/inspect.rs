@@ -8,8 +8,12 @@ use wasmtime::component::Component;
 
 use crate::config::PluginWorld;
 
-/// The `capstan:plugin` package versions this host supports: every `0.1.x`.
-pub const SUPPORTED_PACKAGE: &str = "capstan:plugin@0.1.x";
+/// The `capstan:plugin` package versions this host supports: every `0.2.x` (current) and,
+/// through an adapter, `0.1.x` source components (N−1).
+pub const SUPPORTED_PACKAGE: &str = "capstan:plugin@0.2.x (and 0.1.x sources)";
+
+/// The versions of the current contract, as named in messages.
+pub const CURRENT_VERSIONS: &str = "0.2.x";
 
 /// What kind of WebAssembly binary a file holds, from its 8-byte header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,9 +54,9 @@ pub fn binary_kind(bytes: &[u8]) -> BinaryKind {
 /// Imports and exports of a component, by name.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ComponentDescription {
-    /// Imported instance and function names, e.g. `capstan:plugin/kube@0.1.0`.
+    /// Imported instance and function names, e.g. `capstan:plugin/kube@0.2.0`.
     pub imports: Vec<String>,
-    /// Exported names, e.g. `capstan:plugin/backend@0.1.0`.
+    /// Exported names, e.g. `capstan:plugin/backend@0.2.0`.
     pub exports: Vec<String>,
 }
 
@@ -122,10 +126,29 @@ impl fmt::Display for WorldMismatch {
     }
 }
 
-/// Whether `version` is compatible with this host (same major, and same minor while 0.x).
-pub fn version_supported(version: &str) -> bool {
+/// Which contract a `capstan:plugin` version is, for this host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Contract {
+    /// The current contract, `0.2.x`.
+    Current,
+    /// The previous one, `0.1.x` (N−1), served through [`super::compat`].
+    Previous,
+}
+
+/// The contract `version` belongs to, if this host serves it (while 0.x, a minor version
+/// is a contract; patch versions are compatible).
+pub fn contract_of(version: &str) -> Option<Contract> {
     let mut parts = version.split(['.', '-', '+']);
-    matches!((parts.next(), parts.next()), (Some("0"), Some("1")))
+    match (parts.next(), parts.next()) {
+        (Some("0"), Some("2")) => Some(Contract::Current),
+        (Some("0"), Some("1")) => Some(Contract::Previous),
+        _ => None,
+    }
+}
+
+/// Whether `version` is served by this host (the current contract or the previous one).
+pub fn version_supported(version: &str) -> bool {
+    contract_of(version).is_some()
 }
 
 /// Check that a component exports `world` at a supported version.
@@ -171,23 +194,26 @@ mod tests {
 
     #[test]
     fn world_and_version_are_read_from_export_names() {
-        let ok = described(&["capstan:plugin/backend@0.1.0"]);
-        assert_eq!(check_world(&ok, PluginWorld::Backend), Ok("0.1.0".into()));
-        let patch = described(&["capstan:plugin/source@0.1.7"]);
-        assert_eq!(check_world(&patch, PluginWorld::Source), Ok("0.1.7".into()));
+        let ok = described(&["capstan:plugin/backend@0.2.0"]);
+        assert_eq!(check_world(&ok, PluginWorld::Backend), Ok("0.2.0".into()));
+        let patch = described(&["capstan:plugin/source@0.2.7"]);
+        assert_eq!(check_world(&patch, PluginWorld::Source), Ok("0.2.7".into()));
         assert_eq!(
             check_world(&ok, PluginWorld::Source),
             Err(WorldMismatch::Missing {
-                exports: vec!["capstan:plugin/backend@0.1.0".into()]
+                exports: vec!["capstan:plugin/backend@0.2.0".into()]
             })
         );
-        let future = described(&["capstan:plugin/backend@0.2.0"]);
+        let future = described(&["capstan:plugin/backend@1.0.0"]);
         let error = check_world(&future, PluginWorld::Backend).unwrap_err();
         assert_eq!(
             error.to_string(),
-            "it implements capstan:plugin@0.2.0; this host supports capstan:plugin@0.1.x"
+            "it implements capstan:plugin@1.0.0; this host supports capstan:plugin@0.2.x (and 0.1.x sources)"
         );
         assert!(!version_supported("1.1.0"));
-        assert!(version_supported("0.1.0-rc.1"));
+        assert!(!version_supported("0.3.0"));
+        assert!(version_supported("0.2.0-rc.1"));
+        assert_eq!(contract_of("0.1.1"), Some(Contract::Previous));
+        assert_eq!(contract_of("0.2.4"), Some(Contract::Current));
     }
 }

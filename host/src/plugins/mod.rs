@@ -5,6 +5,7 @@
 pub mod bindings;
 pub mod cache;
 pub mod call;
+pub mod compat;
 pub mod inspect;
 
 use std::collections::BTreeMap;
@@ -18,14 +19,17 @@ use wasmtime::{Config as EngineConfig, Engine};
 
 use self::bindings::backend::BackendPluginPre;
 use self::bindings::backend::exports::capstan::plugin::backend::{
-    Rendered, SyncOptions, SyncOutcome, SyncPlan, SyncRequest, TemplateOptions, UninstallOptions,
+    ChartInput, Rendered, SyncOptions, SyncOutcome, SyncPlan, SyncRequest, TemplateOptions,
+    UninstallOptions, ValueLayer,
 };
 use self::bindings::source::SourcePluginPre;
-use self::bindings::source::exports::capstan::plugin::source::{Revision, SourceRequest};
-use self::bindings::types::{ChartArtifact, Json, ReleaseId, ReleaseInfo};
+use self::bindings::source::exports::capstan::plugin::source::{
+    PluginInfo, Revision, SourceRequest,
+};
+use self::bindings::types::{ChartArtifact, ReleaseId, ReleaseInfo};
 use self::cache::{CacheOutcome, CompiledCache};
 use self::call::{CallError, CallFailure, CallState};
-use self::inspect::{ComponentDescription, SUPPORTED_PACKAGE, WorldMismatch};
+use self::inspect::{ComponentDescription, WorldMismatch};
 use crate::capabilities::Grants;
 use crate::config::{PluginConfig, PluginWorld};
 use crate::telemetry::PluginMetrics;
@@ -96,6 +100,18 @@ pub enum LoadError {
         /// What was found instead.
         mismatch: WorldMismatch,
     },
+    /// A component of the previous contract (0.1) that cannot be adapted as configured.
+    #[error("plugin `{name}`: {path} implements capstan:plugin@{version}: {message}")]
+    Previous {
+        /// Plugin name.
+        name: String,
+        /// Component file.
+        path: PathBuf,
+        /// Its contract version.
+        version: String,
+        /// Why it cannot be served, and what to do.
+        message: String,
+    },
     /// The component imports something this host does not provide, or its exports have
     /// the wrong types.
     #[error("plugin `{name}`: {path} cannot be linked: {message}")]
@@ -111,6 +127,8 @@ pub enum LoadError {
 
 enum Pre {
     Source(SourcePluginPre<CallState>),
+    /// A `capstan:plugin@0.1` source component, with the kinds its configuration names.
+    SourceV0_1(compat::v0_1::SourcePluginPre<CallState>, Vec<String>),
     Backend(BackendPluginPre<CallState>),
 }
 
@@ -243,6 +261,19 @@ fn linker(engine: &Engine) -> Result<Linker<CallState>, RuntimeError> {
         .map_err(failed)?;
     bindings::crypto::add_to_linker::<CallState, HasSelf<CallState>>(&mut linker, |s| s)
         .map_err(failed)?;
+    bindings::credentials::add_to_linker::<CallState, HasSelf<CallState>>(&mut linker, |s| s)
+        .map_err(failed)?;
+    // The previous contract's imports, for 0.1 components (see `compat`).
+    compat::v0_1::capstan::plugin::log::add_to_linker::<CallState, HasSelf<CallState>>(
+        &mut linker,
+        |s| s,
+    )
+    .map_err(failed)?;
+    compat::v0_1::capstan::plugin::git::add_to_linker::<CallState, HasSelf<CallState>>(
+        &mut linker,
+        |s| s,
+    )
+    .map_err(failed)?;
     Ok(linker)
 }
 
@@ -296,7 +327,7 @@ impl PluginRuntime {
         let expected = format!(
             "{}@{}",
             config.world.export_interface(),
-            &SUPPORTED_PACKAGE["capstan:plugin@".len()..]
+            inspect::CURRENT_VERSIONS
         );
         let bytes = std::fs::read(&path).map_err(|cause| LoadError::Read {
             name: name.clone(),
@@ -339,11 +370,50 @@ impl PluginRuntime {
             .linker
             .instantiate_pre(&component)
             .map_err(link_error)?;
-        let pre = match config.world {
-            PluginWorld::Source => {
+        let contract = inspect::contract_of(&wit_version);
+        let previous = |message: String| LoadError::Previous {
+            name: name.clone(),
+            path: path.clone(),
+            version: wit_version.clone(),
+            message,
+        };
+        let pre = match (config.world, contract) {
+            (PluginWorld::Source, Some(inspect::Contract::Previous)) => {
+                if config.kinds.is_empty() {
+                    return Err(previous(format!(
+                        "0.1 components cannot declare their source kinds: name them in the plugin's `kinds` ({})",
+                        compat::V0_1_KINDS.join(" or ")
+                    )));
+                }
+                if let Some(unknown) = config
+                    .kinds
+                    .iter()
+                    .find(|k| !compat::V0_1_KINDS.contains(&k.as_str()))
+                {
+                    return Err(previous(format!(
+                        "kind `{unknown}` cannot be served by a 0.1 component (0.1 knows only {})",
+                        compat::V0_1_KINDS.join(" and ")
+                    )));
+                }
+                Pre::SourceV0_1(
+                    compat::v0_1::SourcePluginPre::new(instance_pre).map_err(link_error)?,
+                    config.kinds.clone(),
+                )
+            }
+            (PluginWorld::Backend, Some(inspect::Contract::Previous)) => {
+                return Err(previous(
+                    "0.1 backends took values merged by the host, which no longer knows any values format; rebuild the backend against capstan:plugin@0.2".into(),
+                ));
+            }
+            (_, _) if !config.kinds.is_empty() => {
+                return Err(previous(
+                    "`kinds` is only for 0.1 source components; this component declares its kinds through `describe`".into(),
+                ));
+            }
+            (PluginWorld::Source, _) => {
                 Pre::Source(SourcePluginPre::new(instance_pre).map_err(link_error)?)
             }
-            PluginWorld::Backend => {
+            (PluginWorld::Backend, _) => {
                 Pre::Backend(BackendPluginPre::new(instance_pre).map_err(link_error)?)
             }
         };
@@ -395,7 +465,11 @@ impl PluginRuntime {
         let handle = self.handle(name, PluginWorld::Source)?;
         match &handle.plugin.pre {
             Pre::Source(pre) => Ok(SourcePlugin {
-                pre: pre.clone(),
+                pre: SourcePre::Current(pre.clone()),
+                handle,
+            }),
+            Pre::SourceV0_1(pre, kinds) => Ok(SourcePlugin {
+                pre: SourcePre::V0_1(pre.clone(), kinds.clone()),
                 handle,
             }),
             Pre::Backend(_) => Err(LookupError::WrongWorld {
@@ -414,7 +488,7 @@ impl PluginRuntime {
                 pre: pre.clone(),
                 handle,
             }),
-            Pre::Source(_) => Err(LookupError::WrongWorld {
+            Pre::Source(_) | Pre::SourceV0_1(..) => Err(LookupError::WrongWorld {
                 name: name.to_owned(),
                 actual: PluginWorld::Source,
                 wanted: PluginWorld::Backend,
@@ -481,8 +555,14 @@ impl Handle {
 
 /// Calls into one source plugin. Each call runs in a fresh instance.
 pub struct SourcePlugin {
-    pre: SourcePluginPre<CallState>,
+    pre: SourcePre,
     handle: Handle,
+}
+
+/// A source component of the current contract, or of the previous one with its kinds.
+enum SourcePre {
+    Current(SourcePluginPre<CallState>),
+    V0_1(compat::v0_1::SourcePluginPre<CallState>, Vec<String>),
 }
 
 /// Calls into one backend plugin. Each call runs in a fresh instance.
@@ -512,15 +592,155 @@ impl SourcePlugin {
         &self.handle.plugin.name
     }
 
+    /// `source.describe`, with no capability granted (current components only; see
+    /// [`SourcePlugin::declared_kinds`]).
+    async fn describe_current(
+        &self,
+        pre: &SourcePluginPre<CallState>,
+    ) -> Result<PluginInfo, CallError> {
+        let grants = Grants::default();
+        let pre = pre.clone();
+        let (mut store, guard) = self.handle.start("describe", grants);
+        guard
+            .run(async move {
+                let bindings = pre.instantiate_async(&mut store).await?;
+                bindings
+                    .capstan_plugin_source()
+                    .call_describe(&mut store)
+                    .await
+                    .map(Ok)
+            })
+            .await
+    }
+
+    /// The kinds this plugin declares, read through `describe` and checked for shape (each
+    /// schema must be a JSON object). Errors name the plugin and the kind.
+    pub async fn declared_kinds(
+        &self,
+    ) -> Result<Vec<crate::sources::catalog::DeclaredKind>, String> {
+        use crate::sources::catalog::{DeclaredKind, HttpAccess, KindCapabilities};
+        let pre = match &self.pre {
+            SourcePre::Current(pre) => pre,
+            SourcePre::V0_1(_, kinds) => {
+                return Ok(kinds
+                    .iter()
+                    .filter_map(|kind| compat::declared_kind(kind))
+                    .collect());
+            }
+        };
+        let info = self
+            .describe_current(pre)
+            .await
+            .map_err(|e| format!("plugin `{}`: describe failed: {e}", self.name()))?;
+        if info.kinds.is_empty() {
+            return Err(format!("plugin `{}` declares no source kind", self.name()));
+        }
+        info.kinds
+            .into_iter()
+            .map(|kind| {
+                let schema: serde_json::Value =
+                    serde_json::from_str(&kind.spec_schema).map_err(|e| {
+                        format!(
+                            "plugin `{}`: the spec schema of kind `{}` is not JSON: {e}",
+                            self.name(),
+                            kind.name
+                        )
+                    })?;
+                if !schema.is_object() {
+                    return Err(format!(
+                        "plugin `{}`: the spec schema of kind `{}` is not a JSON object",
+                        self.name(),
+                        kind.name
+                    ));
+                }
+                Ok(DeclaredKind {
+                    name: kind.name,
+                    summary: kind.summary,
+                    schema,
+                    capabilities: KindCapabilities {
+                        git_url_field: kind.capabilities.git_url_field,
+                        http: kind
+                            .capabilities
+                            .http
+                            .into_iter()
+                            .map(|h| HttpAccess {
+                                url_field: h.url_field,
+                                insecure_field: h.insecure_field,
+                                send_credentials: h.send_credentials,
+                                shared_document: h.shared_document,
+                            })
+                            .collect(),
+                        secret_keys: kind.capabilities.secret_keys,
+                    },
+                })
+            })
+            .collect()
+    }
+
+    /// `source.describe` of a current component (a 0.1 component has none).
+    pub async fn describe(&self) -> Result<PluginInfo, CallError> {
+        match &self.pre {
+            SourcePre::Current(pre) => self.describe_current(pre).await,
+            SourcePre::V0_1(..) => Err(CallError {
+                plugin: self.name().to_owned(),
+                function: "describe",
+                cause: CallFailure::Returned {
+                    code: bindings::types::ErrorCode::Unsupported,
+                    message: "a capstan:plugin@0.1 component has no describe".into(),
+                    retryable: false,
+                },
+            }),
+        }
+    }
+
+    /// The error of a request the 0.1 adapter cannot translate.
+    fn untranslatable(&self, function: &'static str, error: bindings::types::Error) -> CallError {
+        CallError {
+            plugin: self.name().to_owned(),
+            function,
+            cause: CallFailure::Returned {
+                code: error.code,
+                message: error.message,
+                retryable: error.retryable,
+            },
+        }
+    }
+
     /// `source.resolve`.
     pub async fn resolve(
         &self,
         request: &SourceRequest,
         grants: Grants,
     ) -> Result<Revision, CallError> {
-        plugin_call!(self, "resolve", grants, |b, store| b
-            .capstan_plugin_source()
-            .call_resolve(&mut store, request))
+        match &self.pre {
+            SourcePre::Current(pre) => {
+                let pre = pre.clone();
+                let (mut store, guard) = self.handle.start("resolve", grants);
+                guard
+                    .run(async move {
+                        let b = pre.instantiate_async(&mut store).await?;
+                        b.capstan_plugin_source()
+                            .call_resolve(&mut store, request)
+                            .await
+                    })
+                    .await
+            }
+            SourcePre::V0_1(pre, _) => {
+                let old = compat::request(&request.kind, &request.spec)
+                    .map_err(|e| self.untranslatable("resolve", e))?;
+                let pre = pre.clone();
+                let (mut store, guard) = self.handle.start("resolve", grants);
+                guard
+                    .run(async move {
+                        let b = pre.instantiate_async(&mut store).await?;
+                        b.capstan_plugin_source()
+                            .call_resolve(&mut store, &old)
+                            .await
+                            .map(|r| r.map(compat::revision_from))
+                    })
+                    .await
+            }
+        }
     }
 
     /// `source.fetch`.
@@ -530,9 +750,35 @@ impl SourcePlugin {
         at: &Revision,
         grants: Grants,
     ) -> Result<ChartArtifact, CallError> {
-        plugin_call!(self, "fetch", grants, |b, store| b
-            .capstan_plugin_source()
-            .call_fetch(&mut store, request, at))
+        match &self.pre {
+            SourcePre::Current(pre) => {
+                let pre = pre.clone();
+                let (mut store, guard) = self.handle.start("fetch", grants);
+                guard
+                    .run(async move {
+                        let b = pre.instantiate_async(&mut store).await?;
+                        b.capstan_plugin_source()
+                            .call_fetch(&mut store, request, at)
+                            .await
+                    })
+                    .await
+            }
+            SourcePre::V0_1(pre, _) => {
+                let old = compat::request(&request.kind, &request.spec)
+                    .map_err(|e| self.untranslatable("fetch", e))?;
+                let at = compat::revision(at);
+                let pre = pre.clone();
+                let (mut store, guard) = self.handle.start("fetch", grants);
+                guard
+                    .run(async move {
+                        let b = pre.instantiate_async(&mut store).await?;
+                        b.capstan_plugin_source()
+                            .call_fetch(&mut store, &old, &at)
+                            .await
+                    })
+                    .await
+            }
+        }
     }
 }
 
@@ -646,12 +892,21 @@ impl BackendPlugin {
             .call_plan(&mut store, request))
     }
 
+    /// `backend.package`: turn a chart folder or archive into an artifact, by the backend's
+    /// engine's rules.
+    pub async fn package(&self, chart: &ChartInput) -> Result<ChartArtifact, CallError> {
+        let grants = Grants::default();
+        plugin_call!(self, "package", grants, |b, store| b
+            .capstan_plugin_backend()
+            .call_package(&mut store, chart))
+    }
+
     /// `backend.template`.
     pub async fn template(
         &self,
         release: &ReleaseId,
         chart: &ChartArtifact,
-        values: &Json,
+        values: &[ValueLayer],
         options: &TemplateOptions,
         grants: Grants,
     ) -> Result<Rendered, CallError> {

@@ -1,9 +1,11 @@
 //! Source sync: decides which chart artifact each release should run (DESIGN.md, "Two
 //! loops, one store"). Level-triggered: every pass starts from the current set of release
-//! specs, so a mirror (git) or index cache (Helm repository) nothing references any more
-//! is collected whatever the reason.
+//! specs, so a mirror or shared document cache nothing references any more is collected
+//! whatever the reason. Source kinds are open (see [`catalog`]): the host only knows the
+//! capabilities a kind declared (git mirrors, HTTP origins, credentials keys).
 
 pub mod artifacts;
+pub mod catalog;
 pub mod mirrors;
 pub mod registry;
 pub mod spec;
@@ -35,58 +37,6 @@ pub struct SecretRef {
     pub name: String,
 }
 
-/// Which git reference a release follows.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum GitReference {
-    /// Tip of a branch.
-    Branch(String),
-    /// A tag.
-    Tag(String),
-    /// A fixed commit.
-    Commit(String),
-    /// Highest tag in a SemVer range.
-    Semver(String),
-}
-
-/// A chart in a git repository.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct GitChartSource {
-    /// Repository URL.
-    pub url: String,
-    /// Reference to follow.
-    pub reference: GitReference,
-    /// Chart folder inside the repository.
-    pub path: String,
-    /// Secret with credentials, if the repository needs them.
-    pub credentials: Option<SecretRef>,
-}
-
-impl GitReference {
-    /// The reference a HelmRelease's `chart.ref` names: a full 40-hex commit id is a
-    /// commit; anything else (branch names, tags, short commits) resolves through the
-    /// branch lookup. Empty or missing means [`spec::DEFAULT_GIT_REF`].
-    pub fn from_ref_field(text: Option<&str>) -> GitReference {
-        let text = text
-            .filter(|r| !r.is_empty())
-            .unwrap_or(spec::DEFAULT_GIT_REF);
-        if text.len() == 40 && text.chars().all(|c| c.is_ascii_hexdigit()) {
-            GitReference::Commit(text.to_owned())
-        } else {
-            GitReference::Branch(text.to_owned())
-        }
-    }
-}
-
-impl GitChartSource {
-    /// The mirror this source reads: one per (URL, credentials).
-    pub fn mirror_key(&self) -> MirrorKey {
-        MirrorKey {
-            url: self.url.clone(),
-            credentials: self.credentials.clone(),
-        }
-    }
-}
-
 /// What one mirror is shared by: releases with the same URL and the same credentials.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct MirrorKey {
@@ -109,57 +59,117 @@ impl fmt::Display for MirrorKey {
     }
 }
 
-/// A chart published in a Helm HTTP repository.
+/// Where a release's chart comes from: a source kind (served by whichever plugin declared
+/// it) and the kind's spec, plus the Secret with credentials if the release names one.
+/// The host does not interpret the spec beyond the fields the kind's capabilities point
+/// at.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct HelmRepositorySource {
-    /// Repository URL (where `index.yaml` lives).
-    pub url: String,
-    /// Chart name in the index.
-    pub chart: String,
-    /// Exact version or SemVer constraint; empty means the latest stable version.
-    pub version: String,
-    /// Secret with basic-auth credentials (`username`, `password`), if the repository needs them.
+pub struct SourceSpec {
+    /// Source kind, e.g. `git`, `helm-repository`, `oci`.
+    pub kind: String,
+    /// The spec as canonical JSON (object keys sorted), so equal specs compare equal.
+    pub spec: String,
+    /// Secret with credentials, if the source needs them.
     pub credentials: Option<SecretRef>,
 }
 
-impl HelmRepositorySource {
-    /// The index cache this source reads: one per (repository URL, credentials). A
-    /// trailing `/` does not make another repository.
-    pub fn repository_key(&self) -> MirrorKey {
-        MirrorKey {
-            url: self.url.trim().trim_end_matches('/').to_owned(),
-            credentials: self.credentials.clone(),
+impl SourceSpec {
+    /// A source of `kind` with `spec` (any JSON value; kept canonical).
+    pub fn new(
+        kind: impl Into<String>,
+        spec: &serde_json::Value,
+        credentials: Option<SecretRef>,
+    ) -> Self {
+        SourceSpec {
+            kind: kind.into(),
+            spec: canonical_json(spec),
+            credentials,
         }
     }
-}
 
-/// Where a release's chart comes from.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum ChartSource {
-    /// A chart folder in a git repository (`spec.chart.git`).
-    Git(GitChartSource),
-    /// A chart in a Helm HTTP repository (`spec.chart.repository`).
-    HelmRepository(HelmRepositorySource),
-}
+    /// The spec as a JSON value.
+    pub fn spec_value(&self) -> serde_json::Value {
+        serde_json::from_str(&self.spec).unwrap_or(serde_json::Value::Null)
+    }
 
-impl ChartSource {
     /// The Secret holding the source's credentials, if any.
     pub fn credentials(&self) -> Option<&SecretRef> {
-        match self {
-            ChartSource::Git(git) => git.credentials.as_ref(),
-            ChartSource::HelmRepository(repo) => repo.credentials.as_ref(),
+        self.credentials.as_ref()
+    }
+}
+
+impl fmt::Display for SourceSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} source {}", self.kind, redact_userinfo(&self.spec))
+    }
+}
+
+/// JSON text with object keys sorted at every level.
+pub fn canonical_json(value: &serde_json::Value) -> String {
+    fn sorted(value: &serde_json::Value) -> serde_json::Value {
+        match value {
+            serde_json::Value::Object(map) => {
+                let ordered: std::collections::BTreeMap<&String, serde_json::Value> =
+                    map.iter().map(|(k, v)| (k, sorted(v))).collect();
+                serde_json::Value::Object(
+                    ordered.into_iter().map(|(k, v)| (k.clone(), v)).collect(),
+                )
+            }
+            serde_json::Value::Array(items) => {
+                serde_json::Value::Array(items.iter().map(sorted).collect())
+            }
+            other => other.clone(),
         }
     }
+    sorted(value).to_string()
 }
 
-impl From<GitChartSource> for ChartSource {
-    fn from(source: GitChartSource) -> Self {
-        ChartSource::Git(source)
+/// `text` with the user information of every `scheme://user:pass@host` URL in it removed,
+/// for messages.
+pub fn redact_userinfo(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("://") {
+        let (head, tail) = rest.split_at(at + 3);
+        out.push_str(head);
+        let end = tail
+            .find(|c: char| c == '/' || c == '"' || c.is_whitespace())
+            .unwrap_or(tail.len());
+        match tail[..end].rfind('@') {
+            Some(userinfo_end) => out.push_str(&tail[userinfo_end + 1..end]),
+            None => out.push_str(&tail[..end]),
+        }
+        rest = &tail[end..];
     }
+    out.push_str(rest);
+    out
 }
 
-impl From<HelmRepositorySource> for ChartSource {
-    fn from(source: HelmRepositorySource) -> Self {
-        ChartSource::HelmRepository(source)
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn canonical_specs_compare_equal_whatever_the_key_order() {
+        let a = SourceSpec::new(
+            "oci",
+            &serde_json::json!({"url": "oci://r/c", "version": "1"}),
+            None,
+        );
+        let b = SourceSpec::new(
+            "oci",
+            &serde_json::json!({"version": "1", "url": "oci://r/c"}),
+            None,
+        );
+        assert_eq!(a, b);
+        assert_eq!(a.spec, r#"{"url":"oci://r/c","version":"1"}"#);
+    }
+
+    #[test]
+    fn userinfo_is_removed_from_messages() {
+        assert_eq!(
+            redact_userinfo(r#"{"url":"https://u:secret@h.example/x","b":"ssh://git@h/y"}"#),
+            r#"{"url":"https://h.example/x","b":"ssh://h/y"}"#
+        );
     }
 }

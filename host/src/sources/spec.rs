@@ -1,24 +1,19 @@
-//! Reading a release's chart source from a HelmRelease document. Field names and defaults
-//! follow the Flux Helm Operator's `helm.fluxcd.io/v1`, which Capstan keeps: git charts
-//! (`chart.git`, `chart.ref` defaulting to `master`, `chart.path`, `chart.secretRef`) and
-//! Helm repository charts (`chart.repository`, `chart.name`, `chart.version`; credentials
-//! from `chart.secretRef`, or `chart.chartPullSecret` as the Flux Helm Operator named it,
-//! holding `username` and `password`).
+//! Reading a release's chart source from a HelmRelease document (for `capstan source`),
+//! and the credentials a source's Secret holds. The chart fields are mapped to a source
+//! kind and spec by [`crate::api::ChartSource::kind_and_spec`], the one place that knows
+//! the Flux Helm Operator's field names (`chart.git`/`ref`/`path`,
+//! `chart.repository`/`name`/`version`, `chart.secretRef`/`chartPullSecret`) next to the
+//! generic `chart.source`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use k8s_openapi::api::core::v1::Secret;
-use serde_yaml::Value;
 
 use super::mirrors::GitCredentials;
 use super::sync::CredentialsLookup;
-use super::{
-    ChartSource, GitChartSource, GitReference, HelmRepositorySource, ReleaseKey, SecretRef,
-};
-
-/// The ref followed when `chart.ref` is empty, as the Flux Helm Operator did.
-pub const DEFAULT_GIT_REF: &str = "master";
+use super::{ReleaseKey, SecretRef, SourceSpec};
+use crate::api::HelmRelease;
 
 /// A HelmRelease that cannot be read, naming the file and the field.
 #[derive(Debug, thiserror::Error)]
@@ -32,138 +27,67 @@ pub struct SpecError {
     pub message: String,
 }
 
-fn text<'a>(value: &'a Value, path: &[&str]) -> Option<&'a str> {
-    path.iter().try_fold(value, |v, key| v.get(*key))?.as_str()
-}
-
-/// The release key and git chart source of a HelmRelease document read from `file`
-/// (an error for a Helm repository source; see [`chart_source_of`]).
-pub fn git_source_of(
+/// The release key and chart source of a HelmRelease document read from `file`.
+pub fn source_of_document(
     document: &str,
     file: &Path,
-) -> Result<(ReleaseKey, GitChartSource), SpecError> {
-    match chart_source_of(document, file)? {
-        (release, ChartSource::Git(source)) => Ok((release, source)),
-        (_, ChartSource::HelmRepository(_)) => Err(SpecError {
-            file: file.to_owned(),
-            field: "spec.chart.repository".into(),
-            message: "this is a Helm repository source, not a git source".into(),
-        }),
-    }
-}
-
-/// The release key and chart source (git or Helm repository) of a HelmRelease document
-/// read from `file`.
-pub fn chart_source_of(
-    document: &str,
-    file: &Path,
-) -> Result<(ReleaseKey, ChartSource), SpecError> {
-    let error = |field: &str, message: &str| SpecError {
+) -> Result<(ReleaseKey, SourceSpec), SpecError> {
+    let error = |field: &str, message: String| SpecError {
         file: file.to_owned(),
         field: field.into(),
-        message: message.into(),
+        message,
     };
-    let value: Value =
-        serde_yaml::from_str(document).map_err(|e| error("document", &e.to_string()))?;
-    let kind = text(&value, &["kind"]).unwrap_or_default();
+    let value: serde_yaml::Value =
+        serde_yaml::from_str(document).map_err(|e| error("document", e.to_string()))?;
+    let kind = value
+        .get("kind")
+        .and_then(|k| k.as_str())
+        .unwrap_or_default();
     if kind != "HelmRelease" {
         return Err(error(
             "kind",
-            &format!("expected HelmRelease, found `{kind}`"),
+            format!("expected HelmRelease, found `{kind}`"),
         ));
     }
-    let name =
-        text(&value, &["metadata", "name"]).ok_or_else(|| error("metadata.name", "missing"))?;
-    let namespace = text(&value, &["metadata", "namespace"]).unwrap_or("default");
-    let chart = value
-        .get("spec")
-        .and_then(|s| s.get("chart"))
-        .ok_or_else(|| error("spec.chart", "missing"))?;
-    let secret_field = ["secretRef", "chartPullSecret"]
-        .into_iter()
-        .find(|field| !matches!(chart.get(*field), None | Some(Value::Null)));
-    let credentials = match secret_field {
-        None => None,
-        Some(field) => {
-            let secret = chart.get(field).unwrap_or(&Value::Null);
-            let name = text(secret, &["name"])
-                .ok_or_else(|| error(&format!("spec.chart.{field}.name"), "missing"))?;
-            let secret_namespace = text(secret, &["namespace"]).unwrap_or(namespace);
-            Some(SecretRef {
-                namespace: secret_namespace.to_owned(),
-                name: name.to_owned(),
-            })
-        }
-    };
+    let hr: HelmRelease =
+        serde_yaml::from_value(value).map_err(|e| error("document", e.to_string()))?;
     let release = ReleaseKey {
-        namespace: namespace.to_owned(),
-        name: name.to_owned(),
+        namespace: hr
+            .metadata
+            .namespace
+            .clone()
+            .unwrap_or_else(|| "default".into()),
+        name: hr
+            .metadata
+            .name
+            .clone()
+            .ok_or_else(|| error("metadata.name", "missing".into()))?,
     };
-    let git = text(chart, &["git"]).filter(|u| !u.is_empty());
-    let repository = text(chart, &["repository"]).filter(|u| !u.is_empty());
-    let url = match (git, repository) {
-        (Some(_), Some(_)) => {
-            return Err(error(
-                "spec.chart",
-                "sets both `git` and `repository`; a release has one chart source",
-            ));
-        }
-        (None, Some(repository)) => {
-            let chart_name = text(chart, &["name"])
-                .filter(|n| !n.is_empty())
-                .ok_or_else(|| {
-                    error(
-                        "spec.chart.name",
-                        "missing (the chart's name in the repository index)",
-                    )
-                })?;
-            let version = match chart.get("version") {
-                None | Some(Value::Null) => String::new(),
-                Some(Value::String(v)) => v.trim().to_owned(),
-                Some(Value::Number(n)) => n.to_string(),
-                Some(_) => return Err(error("spec.chart.version", "must be a string")),
-            };
-            return Ok((
-                release,
-                ChartSource::HelmRepository(HelmRepositorySource {
-                    url: repository.trim().to_owned(),
-                    chart: chart_name.to_owned(),
-                    version,
-                    credentials,
-                }),
-            ));
-        }
-        (Some(url), None) => url,
-        (None, None) => {
-            return Err(error(
-                "spec.chart.git",
-                "missing (a chart needs `git` or `repository`)",
-            ));
-        }
-    };
-    let reference = GitReference::from_ref_field(text(chart, &["ref"]));
-    let path = text(chart, &["path"])
-        .unwrap_or_default()
-        .trim_matches('/')
-        .to_owned();
-    Ok((
-        release,
-        ChartSource::Git(GitChartSource {
-            url: url.to_owned(),
-            reference,
-            path,
-            credentials,
-        }),
-    ))
+    let source =
+        source_of(&hr.spec.chart, &release.namespace).map_err(|e| error(e.field, e.message))?;
+    Ok((release, source))
 }
 
-/// Git credentials held in a Secret: `username` + `password` for HTTPS, or `identity` (a
-/// private key) for SSH.
-pub fn credentials_from_secret(secret: &Secret) -> Result<GitCredentials, String> {
-    let data = secret.data.clone().unwrap_or_default();
+/// The source a HelmRelease's chart fields name, with its credentials Secret resolved
+/// against the release's `namespace`.
+pub fn source_of(
+    chart: &crate::api::ChartSource,
+    namespace: &str,
+) -> Result<SourceSpec, crate::api::ChartSpecError> {
+    let (kind, spec, secret) = chart.kind_and_spec()?;
+    let credentials = secret.map(|r| SecretRef {
+        namespace: r.namespace.clone().unwrap_or_else(|| namespace.to_owned()),
+        name: r.name.clone(),
+    });
+    Ok(SourceSpec::new(kind, &spec, credentials))
+}
+
+/// Git credentials held in a Secret's data: `username` + `password` for HTTPS, or
+/// `identity` (a private key) for SSH.
+pub fn git_credentials(data: &BTreeMap<String, Vec<u8>>) -> Result<GitCredentials, String> {
     let field = |key: &str| {
         data.get(key)
-            .map(|b| String::from_utf8_lossy(&b.0).into_owned())
+            .map(|b| String::from_utf8_lossy(b).into_owned())
     };
     if let Some(private_key) = field("identity") {
         return Ok(GitCredentials::SshKey {
@@ -177,34 +101,43 @@ pub fn credentials_from_secret(secret: &Secret) -> Result<GitCredentials, String
     }
 }
 
-/// A PEM CA bundle held in a Secret (`ca.crt`, or `caFile` as Helm's repository files
-/// name it), to trust for a Helm repository over HTTPS.
-pub fn ca_from_secret(secret: &Secret) -> Option<Vec<u8>> {
-    let data = secret.data.as_ref()?;
+/// A PEM CA bundle held in a Secret's data (`ca.crt`, or `caFile` as Helm's repository
+/// files name it), to trust for HTTPS to the source.
+pub fn ca_bundle(data: &BTreeMap<String, Vec<u8>>) -> Option<Vec<u8>> {
     ["ca.crt", "caFile"]
         .into_iter()
         .find_map(|key| data.get(key))
-        .map(|bytes| bytes.0.clone())
+        .cloned()
 }
 
-/// Credentials read beforehand (e.g. from the cluster), by Secret: git / basic-auth
-/// credentials, and CA bundles (see [`ca_from_secret`]).
+/// Credentials Secrets read beforehand (e.g. from the cluster), by reference; a Secret
+/// that could not be read is kept with the reason.
 #[derive(Debug, Default)]
-pub struct KnownCredentials(
-    pub BTreeMap<SecretRef, Result<GitCredentials, String>>,
-    pub BTreeMap<SecretRef, Vec<u8>>,
-);
+pub struct KnownCredentials(pub BTreeMap<SecretRef, Result<BTreeMap<String, Vec<u8>>, String>>);
+
+impl KnownCredentials {
+    /// Remember `secret` as read.
+    pub fn insert_secret(&mut self, reference: SecretRef, secret: &Secret) {
+        let data = secret
+            .data
+            .as_ref()
+            .map(|data| data.iter().map(|(k, v)| (k.clone(), v.0.clone())).collect())
+            .unwrap_or_default();
+        self.0.insert(reference, Ok(data));
+    }
+
+    /// Remember that `secret` could not be read, and why.
+    pub fn insert_error(&mut self, reference: SecretRef, message: String) {
+        self.0.insert(reference, Err(message));
+    }
+}
 
 impl CredentialsLookup for KnownCredentials {
-    fn git(&self, secret: &SecretRef) -> Result<GitCredentials, String> {
+    fn data(&self, secret: &SecretRef) -> Result<BTreeMap<String, Vec<u8>>, String> {
         self.0
             .get(secret)
             .cloned()
             .unwrap_or_else(|| Err("not read".into()))
-    }
-
-    fn ca_bundle(&self, secret: &SecretRef) -> Option<Vec<u8>> {
-        self.1.get(secret).cloned()
     }
 }
 
@@ -212,20 +145,23 @@ impl CredentialsLookup for KnownCredentials {
 mod tests {
     use super::*;
 
-    fn read(document: &str) -> Result<(ReleaseKey, GitChartSource), SpecError> {
-        git_source_of(document, Path::new("hr.yaml"))
+    fn read(document: &str) -> Result<(ReleaseKey, SourceSpec), SpecError> {
+        source_of_document(document, Path::new("hr.yaml"))
     }
 
     #[test]
-    fn reads_flux_helm_operator_fields_with_their_defaults() {
+    fn reads_flux_helm_operator_git_fields_with_their_defaults() {
         let (release, source) = read(
             "apiVersion: helm.fluxcd.io/v1\nkind: HelmRelease\nmetadata: {name: podinfo, namespace: demo}\n\
              spec:\n  chart:\n    git: https://example.com/charts.git\n    path: /charts/podinfo/\n    secretRef: {name: git-auth}\n",
         )
         .unwrap();
         assert_eq!(release.to_string(), "demo/podinfo");
-        assert_eq!(source.reference, GitReference::Branch("master".into()));
-        assert_eq!(source.path, "charts/podinfo");
+        assert_eq!(source.kind, "git");
+        assert_eq!(
+            source.spec_value(),
+            serde_json::json!({"url": "https://example.com/charts.git", "ref": "master", "path": "charts/podinfo"})
+        );
         assert_eq!(
             source.credentials,
             Some(SecretRef {
@@ -233,33 +169,38 @@ mod tests {
                 name: "git-auth".into()
             })
         );
-        let (_, pinned) = read(&format!(
-            "kind: HelmRelease\nmetadata: {{name: a}}\nspec: {{chart: {{git: g, ref: {}}}}}\n",
-            "a".repeat(40)
-        ))
-        .unwrap();
-        assert_eq!(pinned.reference, GitReference::Commit("a".repeat(40)));
     }
 
     #[test]
-    fn reads_helm_repository_sources() {
-        let (release, source) = chart_source_of(
+    fn reads_helm_repository_and_generic_sources() {
+        let (release, source) = read(
             "kind: HelmRelease\nmetadata: {name: web, namespace: apps}\n\
              spec:\n  chart:\n    repository: https://charts.example.com/stable/\n    name: nginx\n    version: \">=1.2 <2\"\n    chartPullSecret: {name: repo-auth}\n",
-            Path::new("hr.yaml"),
         )
         .unwrap();
         assert_eq!(release.to_string(), "apps/web");
-        let ChartSource::HelmRepository(repo) = source else {
-            panic!("not a repository source: {source:?}");
-        };
-        assert_eq!(repo.chart, "nginx");
-        assert_eq!(repo.version, ">=1.2 <2");
-        assert_eq!(repo.credentials.unwrap().name, "repo-auth");
-        assert_eq!(repo.url, "https://charts.example.com/stable/");
-        let nameless = chart_source_of(
+        assert_eq!(source.kind, "helm-repository");
+        assert_eq!(
+            source.spec_value(),
+            serde_json::json!({"url": "https://charts.example.com/stable/", "chart": "nginx", "version": ">=1.2 <2"})
+        );
+        assert_eq!(source.credentials.unwrap().name, "repo-auth");
+        let (_, oci) = read(
+            "kind: HelmRelease\nmetadata: {name: a}\nspec:\n  chart:\n    source:\n      kind: oci\n      spec: {url: \"oci://r.example/c/podinfo\", version: \"1.x\"}\n      secretRef: {name: reg, namespace: shared}\n",
+        )
+        .unwrap();
+        assert_eq!(oci.kind, "oci");
+        assert_eq!(
+            oci.spec,
+            r#"{"url":"oci://r.example/c/podinfo","version":"1.x"}"#
+        );
+        assert_eq!(oci.credentials.unwrap().namespace, "shared");
+    }
+
+    #[test]
+    fn errors_name_the_file_and_field() {
+        let nameless = read(
             "kind: HelmRelease\nmetadata: {name: a}\nspec: {chart: {repository: https://h/}}\n",
-            Path::new("hr.yaml"),
         )
         .unwrap_err();
         assert!(
@@ -268,21 +209,19 @@ mod tests {
                 .starts_with("hr.yaml: spec.chart.name: missing"),
             "{nameless}"
         );
-        let not_git = read(
-            "kind: HelmRelease\nmetadata: {name: a}\nspec: {chart: {repository: https://h/, name: x}}\n",
-        )
-        .unwrap_err();
-        assert_eq!(not_git.field, "spec.chart.repository");
-    }
-
-    #[test]
-    fn errors_name_the_file_and_field() {
         let missing =
             read("kind: HelmRelease\nmetadata: {name: a}\nspec: {chart: {path: x}}\n").unwrap_err();
-        assert_eq!(
-            missing.to_string(),
-            "hr.yaml: spec.chart.git: missing (a chart needs `git` or `repository`)"
+        assert!(
+            missing
+                .to_string()
+                .starts_with("hr.yaml: spec.chart: names no chart source"),
+            "{missing}"
         );
+        let both = read(
+            "kind: HelmRelease\nmetadata: {name: a}\nspec: {chart: {git: g, source: {kind: oci}}}\n",
+        )
+        .unwrap_err();
+        assert_eq!(both.field, "spec.chart.source");
         let wrong = read("kind: ConfigMap\n").unwrap_err();
         assert_eq!(
             wrong.to_string(),

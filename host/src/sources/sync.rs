@@ -1,71 +1,65 @@
-//! One source-sync pass: recompute the registry from the current release specs, collect
-//! what nothing references, fetch the mirrors that are due (each shared mirror once per
-//! interval, however many releases use it), resolve each distinct source once through the
-//! source plugin, package only when the chart folder's content changed, and report which
-//! releases now have a different artifact.
-//!
-//! Helm repository sources go the same way with an index cache in place of a mirror: one
-//! cache per (repository URL, credentials) shared by every release on it, revalidated once
-//! per interval (and at once when a release's source changes), collected after the grace
-//! period when nothing references it; each distinct (repository, chart, version) is
-//! resolved once per pass and downloaded only when the index points at new bytes.
+//! One source-sync pass, the same for every source kind: route each release's `(kind,
+//! spec)` through the [`SourceCatalog`] (schema checked before any plugin call), derive
+//! what the kind declared it needs (a git mirror, HTTP origins, shared documents,
+//! credentials keys), recompute the registries of mirrors and shared documents from the
+//! current release specs, collect what nothing references, fetch the mirrors that are due
+//! (each shared mirror once per interval, however many releases use it), revalidate shared
+//! documents once per interval, resolve each distinct source once through its plugin,
+//! fetch only when the content id is new, and report which releases now have a different
+//! artifact.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
+use http::Uri;
 
 use super::artifacts::{ArtifactError, ArtifactStore};
+use super::catalog::{KindEntry, RouteError, SourceCatalog, flag_at, text_at};
 use super::mirrors::{GitCredentials, MirrorError, MirrorStore};
 use super::registry::SourceRegistry;
-use super::{
-    ChartSource, GitChartSource, GitReference, HelmRepositorySource, MirrorKey, ReleaseKey,
-    SecretRef,
-};
+use super::{MirrorKey, ReleaseKey, SecretRef, SourceSpec, redact_userinfo};
 use crate::capabilities::Grants;
+use crate::capabilities::credentials::CredentialsGrant;
 use crate::capabilities::git::GitGrant;
 use crate::capabilities::http::{
     BasicAuth, CachedUrl, CustomCa, DEFAULT_INDEX_CAP, DEFAULT_RESPONSE_CAP, DEFAULT_TIMEOUT,
-    HostPattern, HttpGrant, ResponseCache,
+    HostPattern, HttpGrant, Origin, ResponseCache,
 };
-use crate::plugins::SourcePlugin;
-use crate::plugins::bindings::source::exports::capstan::plugin::source::{
-    GitRef, GitSource, HelmRepositorySource as WitHelmRepositorySource, Revision, SourceRequest,
-    SourceSpec,
-};
+use crate::plugins::bindings::source::exports::capstan::plugin::source::{Revision, SourceRequest};
 use crate::plugins::call::CallError;
 use crate::telemetry::SourceMetrics;
 
 /// Timing of source sync.
 #[derive(Debug, Clone, Copy)]
 pub struct SourceSyncOptions {
-    /// How often each mirror is fetched.
+    /// How often each mirror is fetched and each shared document revalidated.
     pub interval: Duration,
-    /// How long an unreferenced mirror is kept before it is removed.
+    /// How long an unreferenced mirror or document is kept before it is removed.
     pub grace: Duration,
     /// Most mirror fetches and plugin calls in flight at once.
     pub parallelism: usize,
 }
 
-/// Limits and grants of Helm repository sources.
+/// Limits and grants of HTTP for source plugins.
 #[derive(Debug, Clone)]
-pub struct HelmRepositoryOptions {
-    /// Hosts a call may reach besides the repository's own origin (e.g. a CDN the index
-    /// points chart URLs at). Credentials are never sent to them.
+pub struct HttpOptions {
+    /// Hosts a call may reach besides the origins of its spec (e.g. a CDN an index points
+    /// chart URLs at). Credentials are never sent to them.
     pub extra_hosts: Vec<HostPattern>,
-    /// Largest `index.yaml` accepted.
-    pub max_index_bytes: u64,
-    /// Largest chart archive accepted.
-    pub max_chart_bytes: u64,
+    /// Largest shared document (e.g. `index.yaml`) accepted.
+    pub max_document_bytes: u64,
+    /// Largest other response (e.g. a chart archive) accepted.
+    pub max_response_bytes: u64,
     /// Per-request timeout (connect, first byte, between bytes).
     pub timeout: Duration,
 }
 
-impl HelmRepositoryOptions {
-    /// From the configuration file's `sources.helmRepository` (validated on load; a host
-    /// that does not parse is skipped with a warning).
-    pub fn from_config(config: &crate::config::HelmRepositoryConfig) -> Self {
+impl HttpOptions {
+    /// From the configuration file's `sources.http` (validated on load; a host that does
+    /// not parse is skipped with a warning).
+    pub fn from_config(config: &crate::config::HttpConfig) -> Self {
         let extra_hosts = config
             .allow_hosts
             .iter()
@@ -77,34 +71,41 @@ impl HelmRepositoryOptions {
                 }
             })
             .collect();
-        HelmRepositoryOptions {
+        HttpOptions {
             extra_hosts,
-            max_index_bytes: config.max_index_mib << 20,
-            max_chart_bytes: config.max_chart_mib << 20,
+            max_document_bytes: config.max_index_mib << 20,
+            max_response_bytes: config.max_chart_mib << 20,
             timeout: Duration::from_millis(config.timeout_ms),
         }
     }
 }
 
-impl Default for HelmRepositoryOptions {
+impl Default for HttpOptions {
     fn default() -> Self {
-        HelmRepositoryOptions {
+        HttpOptions {
             extra_hosts: Vec::new(),
-            max_index_bytes: DEFAULT_INDEX_CAP,
-            max_chart_bytes: DEFAULT_RESPONSE_CAP,
+            max_document_bytes: DEFAULT_INDEX_CAP,
+            max_response_bytes: DEFAULT_RESPONSE_CAP,
             timeout: DEFAULT_TIMEOUT,
         }
     }
 }
 
-/// Reads the credentials a source's Secret holds.
+/// Reads the data of a source's credentials Secret.
 pub trait CredentialsLookup: Send + Sync {
-    /// The git credentials in `secret`, or why they cannot be had.
-    fn git(&self, secret: &SecretRef) -> Result<GitCredentials, String>;
+    /// The Secret's data, or why it cannot be had.
+    fn data(&self, secret: &SecretRef) -> Result<BTreeMap<String, Vec<u8>>, String>;
 
-    /// A PEM CA bundle in `secret` to trust for a Helm repository over HTTPS, if any.
-    fn ca_bundle(&self, _secret: &SecretRef) -> Option<Vec<u8>> {
-        None
+    /// The git credentials in `secret`, or why they cannot be had.
+    fn git(&self, secret: &SecretRef) -> Result<GitCredentials, String> {
+        super::spec::git_credentials(&self.data(secret)?)
+    }
+
+    /// A PEM CA bundle in `secret` to trust for HTTPS, if any.
+    fn ca_bundle(&self, secret: &SecretRef) -> Option<Vec<u8>> {
+        self.data(secret)
+            .ok()
+            .and_then(|d| super::spec::ca_bundle(&d))
     }
 }
 
@@ -112,7 +113,7 @@ pub trait CredentialsLookup: Send + Sync {
 pub struct NoCredentials;
 
 impl CredentialsLookup for NoCredentials {
-    fn git(&self, secret: &SecretRef) -> Result<GitCredentials, String> {
+    fn data(&self, secret: &SecretRef) -> Result<BTreeMap<String, Vec<u8>>, String> {
         Err(format!(
             "secret {}/{} is not available",
             secret.namespace, secret.name
@@ -125,7 +126,7 @@ impl CredentialsLookup for NoCredentials {
 pub struct ArtifactRef {
     /// `sha256:` digest of the chart archive in the artifact store.
     pub digest: String,
-    /// Commit the chart was packaged from (git), or the chart version (Helm repository).
+    /// The revision the chart was packaged from (a commit, a chart version, ...).
     pub revision: String,
     /// Chart name.
     pub chart: String,
@@ -133,42 +134,19 @@ pub struct ArtifactRef {
     pub version: String,
 }
 
-/// What kind of source an error is about.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SourceKind {
-    /// A git repository.
-    Git,
-    /// A Helm HTTP repository.
-    HelmRepository,
-}
-
 /// Why a release has no artifact this pass. Always names the source.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{}", describe_error(self))]
+#[error("{kind} source {location}: {cause}")]
 pub struct SourceError {
-    /// Git repository or Helm repository.
-    pub kind: SourceKind,
-    /// Repository URL (without user information).
-    pub url: String,
-    /// Reference followed (git) or version asked for (Helm repository), as text.
-    pub reference: String,
-    /// Chart folder (git) or chart name (Helm repository).
-    pub path: String,
+    /// The source kind.
+    pub kind: String,
+    /// Where the source points (its URL field, or its spec), without user information.
+    pub location: String,
     /// What went wrong.
     pub cause: String,
-}
-
-fn describe_error(error: &SourceError) -> String {
-    match error.kind {
-        SourceKind::Git => format!(
-            "git source {} ({}, path `{}`): {}",
-            error.url, error.reference, error.path, error.cause
-        ),
-        SourceKind::HelmRepository => format!(
-            "Helm repository {} (chart `{}`, {}): {}",
-            error.url, error.path, error.reference, error.cause
-        ),
-    }
+    /// The spec broke the kind's schema or names a kind nobody serves: retrying without a
+    /// spec change cannot help.
+    pub invalid_spec: bool,
 }
 
 /// What one pass did.
@@ -185,9 +163,11 @@ pub struct PassReport {
     pub fetch_failures: Vec<MirrorError>,
     /// Mirrors removed because nothing referenced them for the grace period.
     pub collected: Vec<MirrorKey>,
-    /// Helm repository index caches removed because nothing referenced them for the grace
+    /// Shared document caches removed because nothing referenced them for the grace
     /// period.
-    pub collected_repositories: Vec<MirrorKey>,
+    pub collected_documents: Vec<MirrorKey>,
+    /// Plugin calls made (`resolve` and `fetch`).
+    pub plugin_calls: usize,
 }
 
 #[derive(Debug)]
@@ -198,133 +178,92 @@ struct MirrorState {
     last_error: Option<MirrorError>,
 }
 
-#[derive(Default)]
-struct State {
-    registry: Option<SourceRegistry>,
-    mirrors: HashMap<MirrorKey, MirrorState>,
-    /// Packaged artifacts by (mirror, chart path, content id of the chart folder).
-    packaged: HashMap<(MirrorKey, String, String), ArtifactRef>,
-    /// The source each release had last pass.
-    sources: BTreeMap<ReleaseKey, ChartSource>,
-    /// The digest each release had last pass.
-    digests: BTreeMap<ReleaseKey, String>,
-    /// Helm repositories referenced now or within their grace period.
-    repository_registry: Option<SourceRegistry>,
-    /// Index cache of each tracked Helm repository.
-    repositories: HashMap<MirrorKey, RepositoryState>,
-    /// Downloaded charts by (repository, chart name, content id from the index).
-    charts: HashMap<(MirrorKey, String, String), ArtifactRef>,
-}
-
 #[derive(Debug)]
-struct RepositoryState {
-    index: Arc<ResponseCache>,
+struct DocumentState {
+    cache: Arc<ResponseCache>,
     next_refresh: Instant,
 }
 
-/// The Helm repository plugin and its limits.
-struct HelmRepositories {
-    plugin: SourcePlugin,
-    options: HelmRepositoryOptions,
+#[derive(Default)]
+struct State {
+    mirror_registry: Option<SourceRegistry>,
+    mirrors: HashMap<MirrorKey, MirrorState>,
+    document_registry: Option<SourceRegistry>,
+    documents: HashMap<MirrorKey, DocumentState>,
+    /// Fetched artifacts by (kind, content id).
+    artifacts: HashMap<(String, String), ArtifactRef>,
+    /// The source each release had last pass.
+    sources: BTreeMap<ReleaseKey, SourceSpec>,
+    /// The digest each release had last pass.
+    digests: BTreeMap<ReleaseKey, String>,
 }
 
-/// Source sync for git and Helm repository chart sources.
+/// What a routed source needs from the host, derived from its kind's capabilities and its
+/// spec's fields.
+struct Needs<'c> {
+    entry: &'c KindEntry,
+    spec: serde_json::Value,
+    mirror: Option<MirrorKey>,
+    /// `(document URL, credentials)` of each shared document.
+    documents: Vec<MirrorKey>,
+}
+
+/// Source sync over any source kind the catalog serves.
 pub struct SourceSync {
     options: SourceSyncOptions,
+    http: HttpOptions,
     mirrors: Arc<MirrorStore>,
     artifacts: Arc<ArtifactStore>,
-    plugin: SourcePlugin,
-    helm: Option<HelmRepositories>,
+    catalog: Arc<SourceCatalog>,
     metrics: Option<Arc<SourceMetrics>>,
     state: tokio::sync::Mutex<State>,
 }
 
-fn describe(reference: &GitReference) -> String {
-    match reference {
-        GitReference::Branch(b) => format!("branch {b}"),
-        GitReference::Tag(t) => format!("tag {t}"),
-        GitReference::Commit(c) => format!("commit {c}"),
-        GitReference::Semver(r) => format!("semver {r}"),
-    }
-}
-
-fn source_error(source: &GitChartSource, cause: impl Into<String>) -> SourceError {
-    SourceError {
-        kind: SourceKind::Git,
-        url: source.url.clone(),
-        reference: describe(&source.reference),
-        path: source.path.clone(),
-        cause: cause.into(),
-    }
-}
-
-fn request(source: &GitChartSource) -> SourceRequest {
-    let reference = match &source.reference {
-        GitReference::Branch(b) => GitRef::Branch(b.clone()),
-        GitReference::Tag(t) => GitRef::Tag(t.clone()),
-        GitReference::Commit(c) => GitRef::Commit(c.clone()),
-        GitReference::Semver(r) => GitRef::Semver(r.clone()),
+/// Where a source points, for messages: the URL its kind's capabilities name, followed by
+/// the spec's other fields (`file:///r (path: chart, ref: main)`); the whole spec when no
+/// URL field is known. User information is removed either way.
+fn location(source: &SourceSpec, entry: Option<&KindEntry>) -> String {
+    let spec = source.spec_value();
+    let pointer = entry.and_then(|entry| {
+        let capabilities = &entry.declared.capabilities;
+        capabilities
+            .git_url_field
+            .iter()
+            .chain(capabilities.http.iter().map(|h| &h.url_field))
+            .find(|pointer| text_at(&spec, pointer).is_some())
+            .cloned()
+    });
+    let (Some(pointer), Some(fields)) = (pointer, spec.as_object()) else {
+        return redact_userinfo(&source.spec);
     };
-    SourceRequest {
-        spec: SourceSpec::Git(GitSource {
-            url: source.url.clone(),
-            reference,
-            path: source.path.clone(),
-        }),
+    let url = text_at(&spec, &pointer).unwrap_or_default();
+    let top_field = pointer.trim_start_matches('/');
+    let others: Vec<String> = fields
+        .iter()
+        .filter(|(name, _)| name.as_str() != top_field)
+        .map(|(name, value)| match value {
+            serde_json::Value::String(text) => format!("{name}: {text}"),
+            other => format!("{name}: {other}"),
+        })
+        .collect();
+    if others.is_empty() {
+        redact_userinfo(url)
+    } else {
+        redact_userinfo(&format!("{url} ({})", others.join(", ")))
     }
 }
 
-/// A URL without its user information (for errors).
-fn without_userinfo(url: &str) -> String {
-    match url.split_once("://") {
-        Some((scheme, rest)) => {
-            let authority_end = rest.find('/').unwrap_or(rest.len());
-            match rest[..authority_end].rfind('@') {
-                Some(at) => format!("{scheme}://{}", &rest[at + 1..]),
-                None => url.to_owned(),
-            }
-        }
-        None => url.to_owned(),
-    }
-}
-
-fn repository_error(source: &HelmRepositorySource, cause: impl Into<String>) -> SourceError {
+fn source_error(
+    source: &SourceSpec,
+    entry: Option<&KindEntry>,
+    cause: impl Into<String>,
+) -> SourceError {
     SourceError {
-        kind: SourceKind::HelmRepository,
-        url: without_userinfo(&source.url),
-        reference: if source.version.trim().is_empty() {
-            "latest stable version".to_owned()
-        } else {
-            format!("version `{}`", source.version.trim())
-        },
-        path: source.chart.clone(),
+        kind: source.kind.clone(),
+        location: location(source, entry),
         cause: cause.into(),
+        invalid_spec: false,
     }
-}
-
-fn repository_request(source: &HelmRepositorySource) -> SourceRequest {
-    SourceRequest {
-        spec: SourceSpec::HelmRepository(WitHelmRepositorySource {
-            url: source.url.trim().to_owned(),
-            chart: source.chart.clone(),
-            version: source.version.trim().to_owned(),
-        }),
-    }
-}
-
-/// `<repository>/index.yaml`, query kept (where the plugin reads the index).
-fn index_url(repository: &str) -> String {
-    let repository = repository.trim();
-    let (base, query) = match repository.split_once('?') {
-        Some((base, query)) => (base, Some(query)),
-        None => (repository, None),
-    };
-    let mut url = format!("{}/index.yaml", base.trim_end_matches('/'));
-    if let Some(query) = query {
-        url.push('?');
-        url.push_str(query);
-    }
-    url
 }
 
 fn plugin_cause(error: CallError) -> String {
@@ -334,6 +273,51 @@ fn plugin_cause(error: CallError) -> String {
     }
 }
 
+/// `relative` resolved under `base` (`<base>/<relative>`, `base`'s query kept).
+fn document_url(base: &str, relative: &str) -> String {
+    let base = base.trim();
+    let (path, query) = match base.split_once('?') {
+        Some((path, query)) => (path, Some(query)),
+        None => (base, None),
+    };
+    let mut url = format!(
+        "{}/{}",
+        path.trim_end_matches('/'),
+        relative.trim_start_matches('/')
+    );
+    if let Some(query) = query {
+        url.push('?');
+        url.push_str(query);
+    }
+    url
+}
+
+/// The origins a URL field grants: its own scheme for `http(s)://` URLs; `https` (and
+/// plain `http` when `insecure`) for any other scheme (`oci://`, ...). `None` when the
+/// text has no host.
+fn origins_of(url: &str, insecure: bool) -> Option<Vec<Origin>> {
+    let uri: Uri = url.trim().parse().ok()?;
+    let scheme = uri.scheme_str()?.to_ascii_lowercase();
+    let authority = uri.authority()?;
+    let host = authority.host().to_ascii_lowercase();
+    let port = authority.port_u16();
+    let origin = |scheme: &str, default_port| Origin {
+        scheme: scheme.to_owned(),
+        host: host.clone(),
+        port: port.unwrap_or(default_port),
+    };
+    let mut origins = Vec::new();
+    match scheme.as_str() {
+        "http" => origins.push(origin("http", 80)),
+        "https" => origins.push(origin("https", 443)),
+        _ => origins.push(origin("https", 443)),
+    }
+    if insecure && scheme != "http" {
+        origins.push(origin("http", 80));
+    }
+    Some(origins)
+}
+
 /// Retry delay after `failures` consecutive failed fetches: doubling from 1 s, never
 /// longer than the interval.
 fn backoff(failures: u32, interval: Duration) -> Duration {
@@ -341,56 +325,56 @@ fn backoff(failures: u32, interval: Duration) -> Duration {
 }
 
 impl SourceSync {
-    /// Source sync over `mirrors` and `artifacts`, resolving and packaging with `plugin`.
+    /// Source sync over `mirrors` and `artifacts`, serving the kinds of `catalog`.
     pub fn new(
         options: SourceSyncOptions,
         mirrors: Arc<MirrorStore>,
         artifacts: Arc<ArtifactStore>,
-        plugin: SourcePlugin,
+        catalog: Arc<SourceCatalog>,
         metrics: Option<Arc<SourceMetrics>>,
     ) -> Self {
         SourceSync {
             options,
+            http: HttpOptions::default(),
             mirrors,
             artifacts,
-            plugin,
-            helm: None,
+            catalog,
             metrics,
             state: tokio::sync::Mutex::new(State::default()),
         }
     }
 
-    /// Also serve Helm repository sources, through `plugin` (the `source-helm-repo`
-    /// component), within `options`. Without it such releases get an error saying so.
-    pub fn with_helm_repositories(
-        mut self,
-        plugin: SourcePlugin,
-        options: HelmRepositoryOptions,
-    ) -> Self {
-        self.helm = Some(HelmRepositories { plugin, options });
+    /// Use these HTTP limits and extra hosts.
+    pub fn with_http(mut self, http: HttpOptions) -> Self {
+        self.http = http;
         self
     }
 
-    /// Number of Helm repository index caches currently tracked (referenced or within
-    /// their grace period).
-    pub async fn live_repositories(&self) -> usize {
+    /// The catalog of source kinds.
+    pub fn catalog(&self) -> &Arc<SourceCatalog> {
+        &self.catalog
+    }
+
+    /// Number of shared document caches currently tracked (referenced or within their
+    /// grace period).
+    pub async fn live_documents(&self) -> usize {
         self.state
             .lock()
             .await
-            .repository_registry
+            .document_registry
             .as_ref()
             .map_or(0, SourceRegistry::len)
     }
 
-    /// Requests sent so far for the index of `repository` (cache revalidations included);
-    /// none when the repository is not tracked.
-    pub async fn index_requests(&self, repository: &MirrorKey) -> Option<u64> {
+    /// Requests sent so far for the shared document `key` (revalidations included); none
+    /// when it is not tracked.
+    pub async fn document_requests(&self, key: &MirrorKey) -> Option<u64> {
         self.state
             .lock()
             .await
-            .repositories
-            .get(repository)
-            .map(|r| r.index.requests())
+            .documents
+            .get(key)
+            .map(|d| d.cache.requests())
     }
 
     /// The mirror store.
@@ -403,46 +387,315 @@ impl SourceSync {
         self.state
             .lock()
             .await
-            .registry
+            .mirror_registry
             .as_ref()
             .map_or(0, SourceRegistry::len)
     }
 
-    /// Run one pass over the complete current set of release specs: a map of
-    /// [`ChartSource`] (git and Helm repository), or of [`GitChartSource`] alone.
-    pub async fn pass<S>(
+    /// Route `source` and derive what it needs.
+    fn needs(&self, source: &SourceSpec) -> Result<Needs<'_>, SourceError> {
+        let spec: serde_json::Value = serde_json::from_str(&source.spec)
+            .map_err(|e| source_error(source, None, format!("spec is not JSON: {e}")))?;
+        let entry = self.catalog.route(&source.kind, &spec).map_err(|error| {
+            let entry = self.catalog.kind(&source.kind).ok();
+            SourceError {
+                invalid_spec: matches!(
+                    error,
+                    RouteError::Invalid(_) | RouteError::UnknownKind { .. }
+                ),
+                ..source_error(source, entry, error.to_string())
+            }
+        })?;
+        let capabilities = &entry.declared.capabilities;
+        let mirror = match &capabilities.git_url_field {
+            None => None,
+            Some(pointer) => {
+                let url = text_at(&spec, pointer).ok_or_else(|| {
+                    source_error(
+                        source,
+                        Some(entry),
+                        format!("spec field {pointer} (the git repository URL) is missing or not a string"),
+                    )
+                })?;
+                Some(MirrorKey {
+                    url: url.trim().to_owned(),
+                    credentials: source.credentials.clone(),
+                })
+            }
+        };
+        let mut documents = Vec::new();
+        for access in &capabilities.http {
+            if let (Some(document), Some(url)) =
+                (&access.shared_document, text_at(&spec, &access.url_field))
+            {
+                documents.push(MirrorKey {
+                    url: document_url(url, document),
+                    credentials: source.credentials.clone(),
+                });
+            }
+        }
+        Ok(Needs {
+            entry,
+            spec,
+            mirror,
+            documents,
+        })
+    }
+
+    /// The grants of a call about `source`.
+    fn grants(
         &self,
-        specs: &BTreeMap<ReleaseKey, S>,
+        source: &SourceSpec,
+        needs: &Needs<'_>,
+        documents: &HashMap<MirrorKey, DocumentState>,
+        credentials: &dyn CredentialsLookup,
+    ) -> Result<Grants, SourceError> {
+        let fail = |cause: String| source_error(source, Some(needs.entry), cause);
+        let capabilities = &needs.entry.declared.capabilities;
+        let secret_data = match &source.credentials {
+            None => None,
+            Some(secret) => Some(credentials.data(secret).map_err(|message| {
+                fail(format!(
+                    "credentials secret {}/{}: {message}",
+                    secret.namespace, secret.name
+                ))
+            })?),
+        };
+        let git = needs
+            .mirror
+            .as_ref()
+            .map(|key| GitGrant::new(key.url.clone(), self.mirrors.path_of(key)));
+        let http = if capabilities.http.is_empty() {
+            None
+        } else {
+            let mut grant = HttpGrant::empty()
+                .with_hosts(self.http.extra_hosts.iter().cloned())
+                .with_max_response_bytes(self.http.max_response_bytes)
+                .with_timeout(self.http.timeout);
+            let mut wants_credentials = false;
+            for access in &capabilities.http {
+                let Some(url) = text_at(&needs.spec, &access.url_field) else {
+                    return Err(fail(format!(
+                        "spec field {} (a URL the kind reaches) is missing or not a string",
+                        access.url_field
+                    )));
+                };
+                let insecure = flag_at(&needs.spec, access.insecure_field.as_deref());
+                let origins = origins_of(url, insecure).ok_or_else(|| {
+                    fail(format!(
+                        "spec field {}: `{}` is not a URL with a host",
+                        access.url_field,
+                        redact_userinfo(url)
+                    ))
+                })?;
+                for origin in origins {
+                    grant = grant.with_origin(origin, access.send_credentials);
+                }
+                wants_credentials |= access.send_credentials;
+                if let Some(document) = &access.shared_document {
+                    let key = MirrorKey {
+                        url: document_url(url, document),
+                        credentials: source.credentials.clone(),
+                    };
+                    if let Some(state) = documents.get(&key) {
+                        grant = grant.with_cached(CachedUrl {
+                            url: key.url.clone(),
+                            cache: Arc::clone(&state.cache),
+                            max_bytes: self.http.max_document_bytes,
+                        });
+                    }
+                }
+            }
+            if let (Some(data), Some(secret)) = (&secret_data, &source.credentials) {
+                if let Some(pem) = super::spec::ca_bundle(data) {
+                    let ca = CustomCa::from_pem(&pem).map_err(|e| {
+                        fail(format!(
+                            "credentials secret {}/{}: {e}",
+                            secret.namespace, secret.name
+                        ))
+                    })?;
+                    grant = grant.with_ca(Some(ca));
+                }
+                if wants_credentials {
+                    let text = |key: &str| {
+                        data.get(key)
+                            .map(|v| String::from_utf8_lossy(v).into_owned())
+                    };
+                    if let (Some(username), Some(password)) = (text("username"), text("password")) {
+                        grant = grant.with_credentials(Some(BasicAuth { username, password }));
+                    }
+                }
+            }
+            Some(grant)
+        };
+        let credentials_grant = (!capabilities.secret_keys.is_empty()).then(|| {
+            CredentialsGrant::new(
+                capabilities.secret_keys.iter().cloned(),
+                secret_data.as_ref(),
+            )
+        });
+        Ok(Grants {
+            kube: None,
+            git,
+            http,
+            credentials: credentials_grant,
+        })
+    }
+
+    /// Run one pass over the complete current set of release sources.
+    pub async fn pass(
+        &self,
+        specs: &BTreeMap<ReleaseKey, SourceSpec>,
         credentials: &dyn CredentialsLookup,
         now: Instant,
-    ) -> PassReport
-    where
-        S: Clone + Into<ChartSource>,
-    {
-        let specs: BTreeMap<ReleaseKey, ChartSource> = specs
-            .iter()
-            .map(|(release, source)| (release.clone(), source.clone().into()))
-            .collect();
-        let specs = &specs;
+    ) -> PassReport {
         let mut state = self.state.lock().await;
         let state = &mut *state;
         let mut report = PassReport::default();
-        let mut git = BTreeMap::new();
-        let mut helm = BTreeMap::new();
-        for (release, source) in specs {
-            match source {
-                ChartSource::Git(source) => {
-                    git.insert(release.clone(), source.clone());
+
+        // Route every distinct source; a source that cannot be routed fails its releases
+        // without any plugin call.
+        let distinct: BTreeSet<&SourceSpec> = specs.values().collect();
+        let mut routed: BTreeMap<&SourceSpec, Needs<'_>> = BTreeMap::new();
+        let mut failed: HashMap<&SourceSpec, SourceError> = HashMap::new();
+        for source in distinct {
+            match self.needs(source) {
+                Ok(needs) => {
+                    routed.insert(source, needs);
                 }
-                ChartSource::HelmRepository(source) => {
-                    helm.insert(release.clone(), source.clone());
+                Err(error) => {
+                    failed.insert(source, error);
                 }
             }
         }
-        self.git_pass(state, &git, credentials, now, &mut report)
+
+        self.sync_mirrors(state, specs, &routed, credentials, now, &mut report)
             .await;
-        self.helm_pass(state, &helm, credentials, now, &mut report)
+        self.refresh_documents(state, specs, &routed, now, &mut report)
             .await;
+
+        // Resolve each routed source once.
+        let documents = &state.documents;
+        let mirrors = &state.mirrors;
+        let resolved = futures::stream::iter(routed.iter().map(|(source, needs)| async move {
+            let ready = match &needs.mirror {
+                None => Ok(()),
+                Some(key) => match mirrors.get(key) {
+                    Some(m) if m.fetched_once => Ok(()),
+                    Some(MirrorState {
+                        last_error: Some(error),
+                        ..
+                    }) => Err(source_error(
+                        source,
+                        Some(needs.entry),
+                        error.message.clone(),
+                    )),
+                    _ => Err(source_error(
+                        source,
+                        Some(needs.entry),
+                        "the repository has not been fetched yet",
+                    )),
+                },
+            };
+            let mut called = false;
+            let result = match ready {
+                Err(error) => Err(error),
+                Ok(()) => match self.grants(source, needs, documents, credentials) {
+                    Err(error) => Err(error),
+                    Ok(grants) => {
+                        let request = SourceRequest {
+                            kind: source.kind.clone(),
+                            spec: source.spec.clone(),
+                        };
+                        called = true;
+                        needs
+                            .entry
+                            .plugin
+                            .resolve(&request, grants.clone())
+                            .await
+                            .map(|revision| (revision, grants))
+                            .map_err(|e| source_error(source, Some(needs.entry), plugin_cause(e)))
+                    }
+                },
+            };
+            (*source, called, result)
+        }))
+        .buffer_unordered(self.options.parallelism.max(1))
+        .collect::<Vec<_>>()
+        .await;
+        report.plugin_calls += resolved.iter().filter(|(_, called, _)| *called).count();
+        let resolved: Vec<_> = resolved
+            .into_iter()
+            .map(|(source, _, result)| (source, result))
+            .collect();
+
+        // Fetch each new content once, however many sources resolved to it.
+        type ContentKey = (String, String);
+        let mut wanted: BTreeMap<ContentKey, (&SourceSpec, &Revision, &Grants)> = BTreeMap::new();
+        for (source, result) in &resolved {
+            if let Ok((revision, grants)) = result {
+                let key = (source.kind.clone(), revision.content_id.clone());
+                let known = state
+                    .artifacts
+                    .get(&key)
+                    .is_some_and(|artifact| self.artifacts.contains(&artifact.digest));
+                if !known {
+                    wanted.entry(key).or_insert((*source, revision, grants));
+                }
+            }
+        }
+        report.plugin_calls += wanted.len();
+        let fetched =
+            futures::stream::iter(wanted.into_iter().map(|(key, (source, revision, grants))| {
+                let entry = routed.get(source).map(|n| n.entry);
+                async move { (key, self.fetch_one(source, entry, revision, grants).await) }
+            }))
+            .buffer_unordered(self.options.parallelism.max(1))
+            .collect::<Vec<_>>()
+            .await;
+        let mut failed_fetches: HashMap<ContentKey, SourceError> = HashMap::new();
+        for (key, result) in fetched {
+            match result {
+                Ok(artifact) => {
+                    state.artifacts.insert(key, artifact);
+                }
+                Err(error) => {
+                    failed_fetches.insert(key, error);
+                }
+            }
+        }
+
+        let mut by_source: HashMap<&SourceSpec, Result<ArtifactRef, SourceError>> = HashMap::new();
+        for (source, result) in &resolved {
+            let entry = routed.get(source).map(|n| n.entry);
+            let outcome = match result {
+                Err(error) => Err(error.clone()),
+                Ok((revision, _)) => {
+                    let key = (source.kind.clone(), revision.content_id.clone());
+                    match (state.artifacts.get(&key), failed_fetches.get(&key)) {
+                        (_, Some(error)) => Err(SourceError {
+                            location: location(source, entry),
+                            ..error.clone()
+                        }),
+                        (Some(artifact), None) => Ok(artifact.clone()),
+                        (None, None) => {
+                            Err(source_error(source, entry, "not fetched in this pass"))
+                        }
+                    }
+                }
+            };
+            by_source.insert(*source, outcome);
+        }
+        for (source, error) in failed {
+            by_source.insert(source, Err(error));
+        }
+        for (release, source) in specs {
+            let result = by_source
+                .get(source)
+                .cloned()
+                .unwrap_or_else(|| Err(source_error(source, None, "not resolved in this pass")));
+            report.releases.insert(release.clone(), result);
+        }
 
         for release in specs.keys() {
             if let Some(Ok(artifact)) = report.releases.get(release)
@@ -465,62 +718,62 @@ impl SourceSync {
             tracing::warn!(%error, "artifact eviction failed");
         }
         state
-            .packaged
-            .retain(|_, artifact| self.artifacts.contains(&artifact.digest));
-        state
-            .charts
+            .artifacts
             .retain(|_, artifact| self.artifacts.contains(&artifact.digest));
         if let Some(metrics) = &self.metrics
-            && let Some(registry) = &state.registry
+            && let Some(registry) = &state.mirror_registry
         {
             metrics.live_mirrors.set(registry.len() as i64);
         }
         report
     }
 
-    /// The git part of a pass: mirrors, then one resolve per distinct source.
-    async fn git_pass(
+    /// Mirrors: recompute references, collect, fetch the due ones (each once).
+    async fn sync_mirrors(
         &self,
         state: &mut State,
-        specs: &BTreeMap<ReleaseKey, GitChartSource>,
+        specs: &BTreeMap<ReleaseKey, SourceSpec>,
+        routed: &BTreeMap<&SourceSpec, Needs<'_>>,
         credentials: &dyn CredentialsLookup,
         now: Instant,
         report: &mut PassReport,
     ) {
-        let keys: Vec<(ReleaseKey, MirrorKey)> = specs
+        let keys: Vec<(&ReleaseKey, &MirrorKey)> = specs
             .iter()
-            .map(|(r, s)| (r.clone(), s.mirror_key()))
+            .filter_map(|(release, source)| {
+                routed
+                    .get(source)
+                    .and_then(|n| n.mirror.as_ref())
+                    .map(|key| (release, key))
+            })
             .collect();
         let registry = state
-            .registry
+            .mirror_registry
             .get_or_insert_with(|| SourceRegistry::new(self.options.grace));
-        let changes = registry.observe(keys.iter().map(|(r, k)| (r, k)), now);
-
+        let changes = registry.observe(keys.iter().copied(), now);
         for key in &changes.collected {
             if let Err(error) = self.mirrors.remove(key) {
                 tracing::warn!(mirror = %key.url, %error, "cannot remove a collected mirror");
             }
             state.mirrors.remove(key);
-            state.packaged.retain(|(k, _, _), _| k != key);
             if let Some(metrics) = &self.metrics {
                 metrics.mirrors_collected.inc();
             }
         }
         report.collected = changes.collected;
 
-        // A release whose source changed gets its mirror fetched now, not at the next interval.
-        for (release, source) in specs {
-            if state
+        // A release whose source changed gets its mirror fetched now, not at the next
+        // interval.
+        for (release, key) in &keys {
+            let changed = state
                 .sources
-                .get(release)
-                .is_some_and(|old| *old != ChartSource::Git(source.clone()))
-                && let Some(mirror) = state.mirrors.get_mut(&source.mirror_key())
-            {
+                .get(*release)
+                .is_some_and(|old| Some(old) != specs.get(*release));
+            if changed && let Some(mirror) = state.mirrors.get_mut(*key) {
                 mirror.next_attempt = now;
             }
         }
 
-        // Fetch every referenced mirror that is due, each once.
         let due: Vec<MirrorKey> = registry
             .referenced()
             .filter(|key| {
@@ -587,373 +840,92 @@ impl SourceSync {
                 metrics.fetch(outcome);
             }
         }
-
-        // Resolve (and package when needed) each distinct source once.
-        let distinct: BTreeSet<&GitChartSource> = specs.values().collect();
-        let resolved = futures::stream::iter(distinct.into_iter().map(|source| {
-            let mirror = state.mirrors.get(&source.mirror_key());
-            let ready = match mirror {
-                Some(m) if m.fetched_once => Ok(()),
-                Some(MirrorState {
-                    last_error: Some(error),
-                    ..
-                }) => Err(source_error(source, error.message.clone())),
-                _ => Err(source_error(
-                    source,
-                    "the repository has not been fetched yet",
-                )),
-            };
-            let packaged = &state.packaged;
-            async move {
-                let result = match ready {
-                    Ok(()) => self.resolve_one(source, packaged).await,
-                    Err(error) => Err(error),
-                };
-                (source.clone(), result)
-            }
-        }))
-        .buffer_unordered(self.options.parallelism.max(1))
-        .collect::<Vec<_>>()
-        .await;
-        let mut by_source: HashMap<GitChartSource, Result<ArtifactRef, SourceError>> =
-            HashMap::new();
-        for (source, result) in resolved {
-            if let Ok((artifact, content_id)) = &result {
-                state.packaged.insert(
-                    (source.mirror_key(), source.path.clone(), content_id.clone()),
-                    artifact.clone(),
-                );
-            }
-            by_source.insert(source, result.map(|(artifact, _)| artifact));
-        }
-
-        for (release, source) in specs {
-            let result = by_source
-                .get(source)
-                .cloned()
-                .unwrap_or_else(|| Err(source_error(source, "not resolved in this pass")));
-            report.releases.insert(release.clone(), result);
-        }
     }
 
-    /// The Helm repository part of a pass: index caches, then one resolve per distinct
-    /// source (the index is fetched once per repository and interval; later calls in the
-    /// interval are served from the cache).
-    async fn helm_pass(
+    /// Shared documents: recompute references, collect, and mark stale once per interval
+    /// (and at once for a document whose releases changed source).
+    async fn refresh_documents(
         &self,
         state: &mut State,
-        specs: &BTreeMap<ReleaseKey, HelmRepositorySource>,
-        credentials: &dyn CredentialsLookup,
+        specs: &BTreeMap<ReleaseKey, SourceSpec>,
+        routed: &BTreeMap<&SourceSpec, Needs<'_>>,
         now: Instant,
         report: &mut PassReport,
     ) {
-        let keys: Vec<(ReleaseKey, MirrorKey)> = specs
+        let keys: Vec<(&ReleaseKey, &MirrorKey)> = specs
             .iter()
-            .map(|(r, s)| (r.clone(), s.repository_key()))
+            .flat_map(|(release, source)| {
+                routed
+                    .get(source)
+                    .map(|n| n.documents.iter())
+                    .into_iter()
+                    .flatten()
+                    .map(move |key| (release, key))
+            })
             .collect();
         let registry = state
-            .repository_registry
+            .document_registry
             .get_or_insert_with(|| SourceRegistry::new(self.options.grace));
-        let changes = registry.observe(keys.iter().map(|(r, k)| (r, k)), now);
+        let changes = registry.observe(keys.iter().copied(), now);
         for key in &changes.collected {
-            state.repositories.remove(key);
-            state.charts.retain(|(k, _, _), _| k != key);
+            state.documents.remove(key);
         }
-        report.collected_repositories = changes.collected;
-
-        // Revalidate each repository's index once per interval, and at once for a
-        // repository whose releases changed source.
-        let mut changed: BTreeSet<MirrorKey> = BTreeSet::new();
-        for (release, source) in specs {
-            if state
-                .sources
-                .get(release)
-                .is_some_and(|old| *old != ChartSource::HelmRepository(source.clone()))
-            {
-                changed.insert(source.repository_key());
-            }
-        }
+        report.collected_documents = changes.collected;
+        let changed: BTreeSet<&MirrorKey> = keys
+            .iter()
+            .filter(|(release, _)| {
+                state
+                    .sources
+                    .get(*release)
+                    .is_some_and(|old| Some(old) != specs.get(*release))
+            })
+            .map(|(_, key)| *key)
+            .collect();
         for key in registry.referenced() {
             let entry = state
-                .repositories
+                .documents
                 .entry(key.clone())
-                .or_insert_with(|| RepositoryState {
-                    index: ResponseCache::new(),
+                .or_insert_with(|| DocumentState {
+                    cache: ResponseCache::new(),
                     next_refresh: now,
                 });
             if now >= entry.next_refresh || changed.contains(key) {
-                entry.index.mark_stale().await;
+                entry.cache.mark_stale().await;
                 entry.next_refresh = now + self.options.interval;
             }
         }
-
-        // Resolve each distinct source once (the index is read from the shared cache).
-        let distinct: BTreeSet<&HelmRepositorySource> = specs.values().collect();
-        let resolved = futures::stream::iter(distinct.into_iter().map(|source| {
-            let index = state
-                .repositories
-                .get(&source.repository_key())
-                .map(|r| Arc::clone(&r.index));
-            async move {
-                let result = match index {
-                    Some(index) => self.resolve_repository(source, index, credentials).await,
-                    None => Err(repository_error(source, "the repository is not tracked")),
-                };
-                (source, result)
-            }
-        }))
-        .buffer_unordered(self.options.parallelism.max(1))
-        .collect::<Vec<_>>()
-        .await;
-
-        // Download each chart the index points at new bytes for, once, however many
-        // sources resolved to it.
-        type ChartKey = (MirrorKey, String, String);
-        let mut wanted: BTreeMap<ChartKey, (&HelmRepositorySource, &Revision, &HttpGrant)> =
-            BTreeMap::new();
-        for (source, result) in &resolved {
-            if let Ok((revision, grant)) = result {
-                let key = (
-                    source.repository_key(),
-                    source.chart.clone(),
-                    revision.content_id.clone(),
-                );
-                let known = state.charts.get(&key).is_some_and(|artifact| {
-                    artifact.revision == revision.id && self.artifacts.contains(&artifact.digest)
-                });
-                if !known {
-                    wanted.entry(key).or_insert((*source, revision, grant));
-                }
-            }
-        }
-        let fetched = futures::stream::iter(wanted.into_iter().map(
-            |(key, (source, revision, grant))| async move {
-                (key, self.fetch_repository(source, revision, grant).await)
-            },
-        ))
-        .buffer_unordered(self.options.parallelism.max(1))
-        .collect::<Vec<_>>()
-        .await;
-        let mut failed_fetches: HashMap<ChartKey, SourceError> = HashMap::new();
-        for (key, result) in fetched {
-            match result {
-                Ok(artifact) => {
-                    state.charts.insert(key, artifact);
-                }
-                Err(error) => {
-                    failed_fetches.insert(key, error);
-                }
-            }
-        }
-
-        let mut by_source: HashMap<&HelmRepositorySource, Result<ArtifactRef, SourceError>> =
-            HashMap::new();
-        for (source, result) in &resolved {
-            let outcome = match result {
-                Err(error) => Err(error.clone()),
-                Ok((revision, _)) => {
-                    let key = (
-                        source.repository_key(),
-                        source.chart.clone(),
-                        revision.content_id.clone(),
-                    );
-                    match (state.charts.get(&key), failed_fetches.get(&key)) {
-                        (_, Some(error)) => Err(SourceError {
-                            reference: repository_error(source, "").reference,
-                            ..error.clone()
-                        }),
-                        (Some(artifact), None) => Ok(artifact.clone()),
-                        (None, None) => Err(repository_error(source, "not fetched in this pass")),
-                    }
-                }
-            };
-            by_source.insert(*source, outcome);
-        }
-        for (release, source) in specs {
-            let result = by_source
-                .get(source)
-                .cloned()
-                .unwrap_or_else(|| Err(repository_error(source, "not resolved in this pass")));
-            report.releases.insert(release.clone(), result);
-        }
     }
 
-    /// What a call about `source` may reach: its repository's origin (with its
-    /// credentials), the configured hosts, and the shared index cache.
-    fn repository_grant(
+    /// Fetch the chart at `revision` and store it.
+    async fn fetch_one(
         &self,
-        helm: &HelmRepositories,
-        source: &HelmRepositorySource,
-        index: Arc<ResponseCache>,
-        credentials: &dyn CredentialsLookup,
-    ) -> Result<HttpGrant, SourceError> {
-        let ca_bundle = source
-            .credentials
-            .as_ref()
-            .and_then(|secret| credentials.ca_bundle(secret));
-        let ca = match (&source.credentials, &ca_bundle) {
-            (Some(secret), Some(pem)) => Some(CustomCa::from_pem(pem).map_err(|e| {
-                repository_error(
-                    source,
-                    format!(
-                        "credentials secret {}/{}: {e}",
-                        secret.namespace, secret.name
-                    ),
-                )
-            })?),
-            _ => None,
-        };
-        let auth = match &source.credentials {
-            None => None,
-            Some(secret) => match credentials.git(secret) {
-                Ok(GitCredentials::Basic { username, password }) => {
-                    Some(BasicAuth { username, password })
-                }
-                Ok(GitCredentials::SshKey { .. }) => {
-                    return Err(repository_error(
-                        source,
-                        format!(
-                            "credentials secret {}/{}: needs keys `username` and `password` for a Helm repository",
-                            secret.namespace, secret.name
-                        ),
-                    ));
-                }
-                // A Secret holding only a CA bundle: no basic auth.
-                Err(_) if ca.is_some() => None,
-                Err(message) => {
-                    return Err(repository_error(
-                        source,
-                        format!(
-                            "credentials secret {}/{}: {message}",
-                            secret.namespace, secret.name
-                        ),
-                    ));
-                }
-            },
-        };
-        let options = &helm.options;
-        let grant = HttpGrant::new(source.url.trim())
-            .ok_or_else(|| repository_error(source, "the repository URL is not an http(s) URL"))?;
-        Ok(grant
-            .with_hosts(options.extra_hosts.iter().cloned())
-            .with_credentials(auth)
-            .with_ca(ca)
-            .with_max_response_bytes(options.max_chart_bytes)
-            .with_timeout(options.timeout)
-            .with_cached(CachedUrl {
-                url: index_url(&source.url),
-                cache: index,
-                max_bytes: options.max_index_bytes,
-            }))
-    }
-
-    /// Resolve one Helm repository source to a chart version (and the grant to fetch it
-    /// with).
-    async fn resolve_repository(
-        &self,
-        source: &HelmRepositorySource,
-        index: Arc<ResponseCache>,
-        credentials: &dyn CredentialsLookup,
-    ) -> Result<(Revision, HttpGrant), SourceError> {
-        let helm = self.helm.as_ref().ok_or_else(|| {
-            repository_error(
-                source,
-                "no Helm repository source plugin is configured (source-helm-repo)",
-            )
-        })?;
-        let grant = self.repository_grant(helm, source, index, credentials)?;
-        let grants = Grants {
-            kube: None,
-            git: None,
-            http: Some(grant.clone()),
-        };
-        let revision = helm
-            .plugin
-            .resolve(&repository_request(source), grants)
-            .await
-            .map_err(|e| repository_error(source, plugin_cause(e)))?;
-        Ok((revision, grant))
-    }
-
-    /// Download the chart at `revision` and store it.
-    async fn fetch_repository(
-        &self,
-        source: &HelmRepositorySource,
+        source: &SourceSpec,
+        entry: Option<&KindEntry>,
         revision: &Revision,
-        grant: &HttpGrant,
+        grants: &Grants,
     ) -> Result<ArtifactRef, SourceError> {
-        let helm = self.helm.as_ref().ok_or_else(|| {
-            repository_error(source, "no Helm repository source plugin is configured")
-        })?;
-        let grants = Grants {
-            kube: None,
-            git: None,
-            http: Some(grant.clone()),
+        let Some(entry) = entry else {
+            return Err(source_error(source, None, "not routed"));
         };
-        let chart = helm
+        let request = SourceRequest {
+            kind: source.kind.clone(),
+            spec: source.spec.clone(),
+        };
+        let chart = entry
             .plugin
-            .fetch(&repository_request(source), revision, grants)
+            .fetch(&request, revision, grants.clone())
             .await
-            .map_err(|e| repository_error(source, plugin_cause(e)))?;
+            .map_err(|e| source_error(source, Some(entry), plugin_cause(e)))?;
         let digest = self
             .artifacts
             .put(&chart.archive, &chart.digest)
-            .map_err(|e: ArtifactError| repository_error(source, e.to_string()))?;
+            .map_err(|e: ArtifactError| source_error(source, Some(entry), e.to_string()))?;
         Ok(ArtifactRef {
             digest,
             revision: revision.id.clone(),
             chart: chart.metadata.name,
             version: chart.metadata.version,
         })
-    }
-
-    async fn resolve_one(
-        &self,
-        source: &GitChartSource,
-        packaged: &HashMap<(MirrorKey, String, String), ArtifactRef>,
-    ) -> Result<(ArtifactRef, String), SourceError> {
-        let key = source.mirror_key();
-        let grants = || Grants {
-            kube: None,
-            git: Some(GitGrant::new(
-                source.url.clone(),
-                self.mirrors.path_of(&key),
-            )),
-            http: None,
-        };
-        let request = request(source);
-        let revision: Revision = self
-            .plugin
-            .resolve(&request, grants())
-            .await
-            .map_err(|e| source_error(source, plugin_cause(e)))?;
-        let cache_key = (
-            key.clone(),
-            source.path.clone(),
-            revision.content_id.clone(),
-        );
-        if let Some(artifact) = packaged.get(&cache_key)
-            && self.artifacts.contains(&artifact.digest)
-        {
-            // Same chart folder content: keep the artifact (and its revision) unchanged.
-            return Ok((artifact.clone(), revision.content_id));
-        }
-        let chart = self
-            .plugin
-            .fetch(&request, &revision, grants())
-            .await
-            .map_err(|e| source_error(source, plugin_cause(e)))?;
-        let digest = self
-            .artifacts
-            .put(&chart.archive, &chart.digest)
-            .map_err(|e: ArtifactError| source_error(source, e.to_string()))?;
-        let artifact = ArtifactRef {
-            digest,
-            revision: revision.id,
-            chart: chart.metadata.name,
-            version: chart.metadata.version,
-        };
-        Ok((artifact, revision.content_id))
     }
 }
 
@@ -962,23 +934,50 @@ mod tests {
     use super::*;
 
     #[test]
-    fn index_url_and_errors_hide_nothing_they_should_not() {
+    fn document_urls_keep_the_query() {
         assert_eq!(
-            index_url("http://h:1/charts/"),
+            document_url("http://h:1/charts/", "index.yaml"),
             "http://h:1/charts/index.yaml"
         );
-        assert_eq!(index_url("https://h/c?t=1"), "https://h/c/index.yaml?t=1");
-        let source = HelmRepositorySource {
-            url: "https://user:secret@h/charts".into(),
-            chart: "demo".into(),
-            version: String::new(),
-            credentials: None,
-        };
-        let error = repository_error(&source, "boom").to_string();
         assert_eq!(
-            error,
-            "Helm repository https://h/charts (chart `demo`, latest stable version): boom"
+            document_url("https://h/c?t=1", "index.yaml"),
+            "https://h/c/index.yaml?t=1"
         );
+    }
+
+    #[test]
+    fn url_fields_grant_their_origin_and_plain_http_only_when_insecure() {
+        let shown = |url, insecure| {
+            origins_of(url, insecure)
+                .unwrap()
+                .iter()
+                .map(Origin::to_string)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(shown("https://h/x", false), ["https://h:443"]);
+        assert_eq!(shown("http://h:8080/x", false), ["http://h:8080"]);
+        assert_eq!(
+            shown("oci://r.example/charts/a", false),
+            ["https://r.example:443"]
+        );
+        assert_eq!(
+            shown("oci://127.0.0.1:5000/charts/a", true),
+            ["https://127.0.0.1:5000", "http://127.0.0.1:5000"]
+        );
+        assert!(origins_of("not a url", false).is_none());
+    }
+
+    #[test]
+    fn errors_hide_user_information() {
+        let source = SourceSpec::new(
+            "helm-repository",
+            &serde_json::json!({"url": "https://user:secret@h/charts", "chart": "demo"}),
+            None,
+        );
+        let error = source_error(&source, None, "boom").to_string();
+        assert!(!error.contains("secret"), "{error}");
+        assert!(error.starts_with("helm-repository source {"), "{error}");
+        assert!(error.ends_with(": boom"), "{error}");
     }
 
     #[test]

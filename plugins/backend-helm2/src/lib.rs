@@ -5,11 +5,11 @@
 //! Rendering comes with the rendering issue (#3), releases with the Helm v2 backend issue.
 
 use capstan_plugin_sdk::backend::capstan::plugin::types::{
-    ChartArtifact, Error, ErrorCode, Json, ReleaseId, ReleaseInfo,
+    ChartArtifact, Error, ErrorCode, ReleaseId, ReleaseInfo,
 };
 use capstan_plugin_sdk::backend::exports::capstan::plugin::backend::{
-    Guest, Rendered, SyncOptions, SyncOutcome, SyncPlan, SyncRequest, TemplateOptions,
-    UninstallOptions,
+    ChartInput, Guest, Rendered, SyncOptions, SyncOutcome, SyncPlan, SyncRequest, TemplateOptions,
+    UninstallOptions, ValueLayer,
 };
 
 const NAME: &str = "backend-helm2";
@@ -49,10 +49,13 @@ impl Guest for Helm2 {
     fn plan(_request: SyncRequest) -> Result<SyncPlan, Error> {
         Err(unsupported("plan"))
     }
+    fn package(_chart: ChartInput) -> Result<ChartArtifact, Error> {
+        Err(unsupported("package"))
+    }
     fn template(
         _release: ReleaseId,
         _chart: ChartArtifact,
-        _values: Json,
+        _values: Vec<ValueLayer>,
         _options: TemplateOptions,
     ) -> Result<Rendered, Error> {
         Err(unsupported("template"))

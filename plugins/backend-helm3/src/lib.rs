@@ -1,6 +1,8 @@
 //! `backend-helm3`: the Helm v3 release backend component (world `backend-plugin`).
 //!
-//! `template` renders a chart exactly as `helm template` does (through `capstan-helm`).
+//! `template` renders a chart exactly as `helm template` does (through `capstan-helm`),
+//! from the host's ordered value layers merged by Helm's rules (`values`); `package` turns
+//! a chart folder into an archive as `helm package` does.
 //! `sync` (install/upgrade), `uninstall`, `status` and `history` keep Helm v3 release records
 //! (Secrets or, with `HELM_DRIVER=configmap` in the plugin's WASI env grant, ConfigMaps
 //! `sh.helm.release.v1.<name>.v<N>`, all through `store`) that the real `helm` CLI reads, and apply
@@ -10,22 +12,24 @@
 //! returns `unchanged` without writing). See `sync` for what is not implemented yet.
 
 use capstan_plugin_sdk::backend::capstan::plugin::types::{
-    ChartArtifact, Error, Json, ReleaseId, ReleaseInfo,
+    ChartArtifact, Error, ReleaseId, ReleaseInfo,
 };
 use capstan_plugin_sdk::backend::exports::capstan::plugin::backend::{
-    Guest, Rendered, SyncOptions, SyncOutcome, SyncPlan, SyncRequest, TemplateOptions,
-    UninstallOptions,
+    ChartInput, Guest, Rendered, SyncOptions, SyncOutcome, SyncPlan, SyncRequest, TemplateOptions,
+    UninstallOptions, ValueLayer,
 };
 
 mod crds;
 mod hooks;
 mod objects;
+mod package;
 mod plan;
 mod render;
 mod rollback;
 mod store;
 mod sync;
 mod uninstall;
+mod values;
 mod wait;
 
 struct Helm3;
@@ -62,10 +66,13 @@ impl Guest for Helm3 {
     fn plan(request: SyncRequest) -> Result<SyncPlan, Error> {
         Ok(plan::decide(&request)?.plan)
     }
+    fn package(chart: ChartInput) -> Result<ChartArtifact, Error> {
+        package::package(chart)
+    }
     fn template(
         release: ReleaseId,
         chart: ChartArtifact,
-        values: Json,
+        values: Vec<ValueLayer>,
         options: TemplateOptions,
     ) -> Result<Rendered, Error> {
         render::template(release, chart, values, options)

@@ -7,9 +7,11 @@ use capstan_helm::engine::{ReleaseInfo, RenderOptions};
 use capstan_helm::objects::Capabilities;
 use capstan_helm::output::{Assembled, hooks_text, manifest_text};
 use capstan_plugin_sdk::backend::capstan::plugin::types::{
-    ChartArtifact, Error, ErrorCode, Json, ReleaseId,
+    ChartArtifact, Error, ErrorCode, ReleaseId,
 };
-use capstan_plugin_sdk::backend::exports::capstan::plugin::backend::{Rendered, TemplateOptions};
+use capstan_plugin_sdk::backend::exports::capstan::plugin::backend::{
+    Rendered, TemplateOptions, ValueLayer,
+};
 
 fn invalid(message: String) -> Error {
     Error::new(ErrorCode::InvalidInput, message)
@@ -32,8 +34,8 @@ pub struct Request<'a> {
     pub release: &'a ReleaseId,
     /// The chart archive.
     pub chart: &'a ChartArtifact,
-    /// User values, typed JSON (see `capstan_helm::values_json`).
-    pub values: &'a str,
+    /// The user's value layers, in order.
+    pub values: &'a [ValueLayer],
     /// `.Capabilities`.
     pub capabilities: Capabilities,
     /// `.Release.Revision`.
@@ -54,9 +56,9 @@ pub struct Input {
 
 /// Load the chart archive and the user's values, and process the chart's dependencies as
 /// the release record stores the chart (no rendering).
-pub fn prepare(chart: &ChartArtifact, values: &str) -> Result<Input, Error> {
+pub fn prepare(chart: &ChartArtifact, values: &[ValueLayer]) -> Result<Input, Error> {
     let loaded = load(chart)?;
-    let user_values = capstan_helm::values_json::from_typed_json(values).map_err(invalid)?;
+    let user_values = crate::values::merge(values)?;
     let mut chart = loaded;
     capstan_helm::dependencies::process_dependencies(&mut chart, &user_values)
         .map_err(|e| invalid(e.to_string()))?;
@@ -84,8 +86,7 @@ fn host_rsa_keys() -> capstan_helm::funcs::RsaKeySource {
 /// Render `request.chart` for a release.
 pub fn render(request: Request<'_>) -> Result<Render, Error> {
     let loaded = load(request.chart)?;
-    let user_values =
-        capstan_helm::values_json::from_typed_json(request.values).map_err(invalid)?;
+    let user_values = crate::values::merge(request.values)?;
     let chart = if request.for_record {
         let mut chart = loaded.clone();
         capstan_helm::dependencies::process_dependencies(&mut chart, &user_values)
@@ -116,12 +117,11 @@ pub fn render(request: Request<'_>) -> Result<Render, Error> {
     })
 }
 
-/// Render `chart` for `release` with `values` (typed JSON, see `capstan_helm::values_json`),
-/// as `helm template` does.
+/// Render `chart` for `release` with the value layers `values`, as `helm template` does.
 pub fn template(
     release: ReleaseId,
     chart: ChartArtifact,
-    values: Json,
+    values: Vec<ValueLayer>,
     options: TemplateOptions,
 ) -> Result<Rendered, Error> {
     let mut capabilities = Capabilities::default();

@@ -3,6 +3,9 @@
 //! It never touches the network: the host owns the mirrors and fetches them; this
 //! component reads the mirror of the source it is asked about through the `git` import.
 //!
+//! It serves the source kind `git` (spec: `url`, `ref` or `semver`, `path`; see
+//! [`GIT_SCHEMA`]) and asks the host for a mirror of the spec's `url`.
+//!
 //! - `resolve` turns the reference (branch, tag, commit, or a SemVer range over tags) into a
 //!   commit, and reports as `content-id` the id of the chart folder's tree at that commit, so
 //!   a commit that does not touch the chart keeps the same content id (the host then reuses
@@ -16,25 +19,47 @@ mod refs;
 use capstan_plugin_sdk::source::capstan::plugin::git;
 use capstan_plugin_sdk::source::capstan::plugin::types::{ChartArtifact, Error, ErrorCode};
 use capstan_plugin_sdk::source::exports::capstan::plugin::source::{
-    GitRef, GitSource, Guest, Revision, SourceRequest, SourceSpec,
+    Guest, PluginInfo, Revision, SourceKind, SourceRequest,
 };
 
-struct GitChartSource;
+/// The JSON Schema of a `git` spec: the repository, what to follow, and the chart folder.
+const GIT_SCHEMA: &str = r#"{
+  "$schema": "https://json-schema.org/draft/2020-12/schema",
+  "type": "object",
+  "required": ["url"],
+  "properties": {
+    "url": {"type": "string", "minLength": 1, "description": "Repository URL: https://, http://, ssh://, git://, file:// or git@host:org/repo"},
+    "ref": {"type": "string", "minLength": 1, "description": "Branch, tag or commit to follow (default master)"},
+    "semver": {"type": "string", "minLength": 1, "description": "Follow the highest tag in this SemVer range instead of ref"},
+    "path": {"type": "string", "description": "Chart folder inside the repository (default: the root)"}
+  },
+  "not": {"required": ["ref", "semver"]},
+  "additionalProperties": false
+}"#;
 
-fn git_source(request: &SourceRequest) -> Result<&GitSource, Error> {
-    match &request.spec {
-        SourceSpec::Git(git) => Ok(git),
-        SourceSpec::HelmRepository(repo) => Err(Error::new(
-            ErrorCode::InvalidInput,
-            format!("source-git cannot serve Helm repository {}", repo.url),
-        )),
+/// A `git` spec.
+#[derive(serde::Deserialize)]
+struct GitSpec {
+    url: String,
+    #[serde(rename = "ref")]
+    reference: Option<String>,
+    semver: Option<String>,
+    #[serde(default)]
+    path: String,
+}
+
+impl GitSpec {
+    fn path(&self) -> &str {
+        self.path.trim_matches('/')
     }
 }
 
-fn resolve_commit(repository: &git::Repository, reference: &GitRef) -> Result<String, Error> {
-    match reference {
-        GitRef::Branch(name) | GitRef::Tag(name) | GitRef::Commit(name) => repository.resolve(name),
-        GitRef::Semver(range) => {
+struct GitChartSource;
+
+fn resolve_commit(repository: &git::Repository, spec: &GitSpec) -> Result<String, Error> {
+    match &spec.semver {
+        None => repository.resolve(spec.reference.as_deref().unwrap_or("master")),
+        Some(range) => {
             let tags = repository.tags()?;
             let chosen = refs::highest_matching(range, tags.iter().map(|t| t.name.as_str()))
                 .map_err(|message| Error::new(ErrorCode::InvalidInput, message))?;
@@ -48,12 +73,23 @@ fn resolve_commit(repository: &git::Repository, reference: &GitRef) -> Result<St
 }
 
 impl Guest for GitChartSource {
+    fn describe() -> PluginInfo {
+        PluginInfo::serving(vec![
+            SourceKind::new(
+                "git",
+                "a chart folder in a git repository, at a branch, tag, commit or SemVer tag range",
+                GIT_SCHEMA,
+            )
+            .with_git_mirror("/url"),
+        ])
+    }
+
     // Errors name what failed; the host adds which source (URL, ref, path) it was.
     fn resolve(request: SourceRequest) -> Result<Revision, Error> {
-        let source = git_source(&request)?;
-        let repository = git::open(&source.url)?;
-        let commit = resolve_commit(&repository, &source.reference)?;
-        let tree = repository.tree_id(&commit, &source.path)?;
+        let spec: GitSpec = request.spec_as()?;
+        let repository = git::open(&spec.url)?;
+        let commit = resolve_commit(&repository, &spec)?;
+        let tree = repository.tree_id(&commit, spec.path())?;
         Ok(Revision {
             id: commit,
             content_id: tree,
@@ -61,9 +97,9 @@ impl Guest for GitChartSource {
     }
 
     fn fetch(request: SourceRequest, at: Revision) -> Result<ChartArtifact, Error> {
-        let source = git_source(&request)?;
-        let repository = git::open(&source.url)?;
-        let files = repository.read_tree(&at.id, &source.path)?;
+        let spec: GitSpec = request.spec_as()?;
+        let repository = git::open(&spec.url)?;
+        let files = repository.read_tree(&at.id, spec.path())?;
         let files: Vec<package::SourceFile> = files
             .into_iter()
             .map(|f| package::SourceFile {

@@ -1,6 +1,11 @@
 //! `source-helm-repo`: the chart source component for Helm HTTP repositories (world
 //! `source-plugin`).
 //!
+//! It serves the source kind `helm-repository` (spec: `url`, `chart`, `version`) and asks
+//! the host for HTTP access to the repository's origin, with the release's credentials, and
+//! for `index.yaml` as a shared document (one conditional request per interval for every
+//! release on the repository).
+//!
 //! - `resolve` reads the repository's `index.yaml` and picks the chart version as Helm
 //!   does (see [`index`]); the revision id is the chart version and the content id the
 //!   digest the index records for that entry, so the host downloads again only when the
@@ -21,7 +26,7 @@ use capstan_plugin_sdk::source::capstan::plugin::types::{
     ChartArtifact, ChartMetadata, Error, ErrorCode,
 };
 use capstan_plugin_sdk::source::exports::capstan::plugin::source::{
-    Guest, HelmRepositorySource, Revision, SourceRequest, SourceSpec,
+    Guest, HttpAccess, PluginInfo, Revision, SourceKind, SourceRequest,
 };
 use sha2::{Digest, Sha256};
 use url::Url;
@@ -30,14 +35,33 @@ use index::{ChartVersion, IndexError};
 
 struct HelmRepoSource;
 
-fn repository_source(request: &SourceRequest) -> Result<&HelmRepositorySource, Error> {
-    match &request.spec {
-        SourceSpec::HelmRepository(repo) => Ok(repo),
-        SourceSpec::Git(git) => Err(Error::new(
-            ErrorCode::InvalidInput,
-            format!("source-helm-repo cannot serve git repository {}", git.url),
-        )),
-    }
+/// The JSON Schema of a `helm-repository` spec.
+const HELM_REPOSITORY_SCHEMA: &str = r#"{
+  "$schema": "https://json-schema.org/draft/2020-12/schema",
+  "type": "object",
+  "required": ["url", "chart"],
+  "properties": {
+    "url": {"type": "string", "pattern": "^[Hh][Tt][Tt][Pp][Ss]?://", "description": "Repository URL, where index.yaml lives"},
+    "chart": {"type": "string", "minLength": 1, "description": "Chart name in the index"},
+    "version": {"type": "string", "description": "Exact version or SemVer constraint; empty: the latest stable version"}
+  },
+  "additionalProperties": false
+}"#;
+
+/// A `helm-repository` spec.
+#[derive(serde::Deserialize)]
+struct HelmRepositorySource {
+    url: String,
+    chart: String,
+    #[serde(default)]
+    version: String,
+}
+
+fn repository_source(request: &SourceRequest) -> Result<HelmRepositorySource, Error> {
+    let mut source: HelmRepositorySource = request.spec_as()?;
+    source.url = source.url.trim().to_owned();
+    source.version = source.version.trim().to_owned();
+    Ok(source)
 }
 
 fn index_error(error: IndexError) -> Error {
@@ -80,9 +104,24 @@ fn content_id(entry: &ChartVersion) -> String {
 }
 
 impl Guest for HelmRepoSource {
+    fn describe() -> PluginInfo {
+        PluginInfo::serving(vec![
+            SourceKind::new(
+                "helm-repository",
+                "a chart version in a Helm HTTP repository (index.yaml), exact or by SemVer constraint",
+                HELM_REPOSITORY_SCHEMA,
+            )
+            .with_http(HttpAccess {
+                send_credentials: true,
+                shared_document: Some("index.yaml".into()),
+                ..HttpAccess::to("/url")
+            }),
+        ])
+    }
+
     fn resolve(request: SourceRequest) -> Result<Revision, Error> {
         let source = repository_source(&request)?;
-        let (_, versions) = read_index(source)?;
+        let (_, versions) = read_index(&source)?;
         let entry =
             index::select(&source.chart, &versions, &source.version).map_err(index_error)?;
         Ok(Revision {
@@ -93,7 +132,7 @@ impl Guest for HelmRepoSource {
 
     fn fetch(request: SourceRequest, at: Revision) -> Result<ChartArtifact, Error> {
         let source = repository_source(&request)?;
-        let (repository, versions) = read_index(source)?;
+        let (repository, versions) = read_index(&source)?;
         let entry = versions
             .iter()
             .find(|v| v.version == at.id)

@@ -1,6 +1,6 @@
 //! Test component that calls every host import (`log`, `kube`, `git`, `crypto`) and reports
-//! what each returned. Its `template` export takes the probe's instructions as the values
-//! JSON:
+//! what each returned. Its `template` export takes the probe's instructions as its first
+//! value layer (a JSON document):
 //!
 //! ```json
 //! {"namespace": "ns", "deniedNamespace": "kube-system", "waitDeployment": "web",
@@ -12,11 +12,11 @@
 
 wit_bindgen::generate!({ world: "host-probe", path: "wit", generate_all });
 
-use capstan::plugin::types::{ChartArtifact, Error, ErrorCode, Json, ReleaseId, ReleaseInfo};
+use capstan::plugin::types::{ChartArtifact, Error, ErrorCode, ReleaseId, ReleaseInfo};
 use capstan::plugin::{crypto, git, kube, log};
 use exports::capstan::plugin::backend::{
-    Guest, Rendered, SyncOptions, SyncOutcome, SyncPlan, SyncRequest, TemplateOptions,
-    UninstallOptions,
+    ChartInput, Guest, Rendered, SyncOptions, SyncOutcome, SyncPlan, SyncRequest, TemplateOptions,
+    UninstallOptions, ValueLayer,
 };
 use serde_json::{Value, json};
 
@@ -221,10 +221,14 @@ impl Guest for Probe {
     fn template(
         release: ReleaseId,
         _chart: ChartArtifact,
-        values: Json,
+        values: Vec<ValueLayer>,
         _options: TemplateOptions,
     ) -> Result<Rendered, Error> {
-        let instructions: Value = serde_json::from_str(&values).map_err(|e| Error {
+        let text = match values.first() {
+            Some(ValueLayer::Document(document)) => document.content.clone(),
+            _ => "{}".to_owned(),
+        };
+        let instructions: Value = serde_json::from_str(&text).map_err(|e| Error {
             code: ErrorCode::InvalidInput,
             message: e.to_string(),
             retryable: false,
@@ -243,6 +247,9 @@ impl Guest for Probe {
             hooks: String::new(),
             notes: None,
         })
+    }
+    fn package(_chart: ChartInput) -> Result<ChartArtifact, Error> {
+        Err(unsupported())
     }
     fn sync(_request: SyncRequest) -> Result<SyncOutcome, Error> {
         Err(unsupported())

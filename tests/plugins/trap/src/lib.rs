@@ -3,19 +3,23 @@
 
 use capstan_plugin_sdk::source::capstan::plugin::types::{ChartArtifact, Error, ErrorCode};
 use capstan_plugin_sdk::source::exports::capstan::plugin::source::{
-    Guest, Revision, SourceRequest, SourceSpec,
+    Guest, PluginInfo, Revision, SourceKind, SourceRequest,
 };
 
-fn url(request: &SourceRequest) -> &str {
-    match &request.spec {
-        SourceSpec::Git(git) => &git.url,
-        SourceSpec::HelmRepository(repo) => &repo.url,
-    }
+fn url(request: &SourceRequest) -> String {
+    request.spec_field("/url").unwrap_or_default()
 }
 
 struct Trap;
 
 impl Guest for Trap {
+    fn describe() -> PluginInfo {
+        PluginInfo::serving(vec![SourceKind::new(
+            "test-trap",
+            "test source: anything but url `ok` misbehaves",
+            r#"{"type": "object", "properties": {"url": {"type": "string"}}}"#,
+        )])
+    }
     fn resolve(request: SourceRequest) -> Result<Revision, Error> {
         if url(&request) == "ok" {
             return Ok(Revision {

@@ -9,7 +9,18 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The `capstan` binary the Makefile builds before this test (`cargo build -p capstan`).
+fn capstan_binary() -> PathBuf {
+    let binary = repo_root().join("target/debug/capstan");
+    assert!(
+        binary.is_file(),
+        "{} is missing: run `cargo build -p capstan` first",
+        binary.display()
+    );
+    binary
 }
 
 fn corpus() -> Option<PathBuf> {
@@ -47,7 +58,7 @@ fn capstan_template(
     case: &Path,
     variant: &str,
 ) -> std::process::Output {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_capstan"));
+    let mut command = Command::new(capstan_binary());
     command
         .arg("template")
         .arg(case.join("chart"))
