@@ -5,10 +5,10 @@ CARGO ?= cargo
 PLUGIN_TARGET := wasm32-wasip2
 PLUGIN_OUT := target/$(PLUGIN_TARGET)/plugin
 # Component file name (target/plugins/<name>.wasm) = crate name without its prefix.
-PRODUCT_PLUGINS := source-git source-helm-repo backend-helm3 backend-helm2
-TEST_PLUGINS := spin-forever allocate-forever trap host-probe wrong-world
+PRODUCT_PLUGINS := source-git source-helm-repo source-oci backend-helm3 backend-helm2
+TEST_PLUGINS := spin-forever allocate-forever trap host-probe wrong-world future-major
 
-.PHONY: all build plugins fmt-check clippy unit-test integration-test test tools cluster-up cluster-down demo bench bench-render clean-cache
+.PHONY: all build plugins helm-free-host fmt-check clippy unit-test integration-test test tools cluster-up cluster-down demo bench bench-render clean-cache
 
 all: build plugins
 
@@ -32,19 +32,27 @@ clippy:
 	$(CARGO) clippy --target $(PLUGIN_TARGET) $(foreach p,$(PRODUCT_PLUGINS),-p capstan-$(p)) \
 		$(foreach p,$(TEST_PLUGINS),-p test-plugin-$(p)) -- -D warnings
 
+## The host links no Helm library (the contract is wrong if it needs one).
+helm-free-host:
+	@if $(CARGO) tree -p capstan -e normal,build,dev | grep -E 'capstan-(helm|gotmpl|goyaml|sprig)'; then \
+		echo "the host depends on a Helm library (above)" >&2; exit 1; \
+	else echo "host: no Helm library in cargo tree -p capstan"; fi
+
 ## Unit tests and component tests (no cluster needed).
-unit-test: plugins
+unit-test: plugins helm-free-host
 	$(CARGO) test -p capstan --lib --bins
-	$(CARGO) test -p capstan-plugin-sdk -p capstan-source-git -p capstan-source-helm-repo -p capstan-backend-helm3 --lib
+	$(CARGO) test -p capstan-plugin-sdk -p capstan-source-git -p capstan-source-helm-repo -p capstan-source-oci -p capstan-backend-helm3 --lib
 	CAPSTAN_SNIPPETS_MIN_PERCENT=100 CAPSTAN_PARITY_MIN_PERCENT=97 \
 		$(CARGO) test -p capstan-gotmpl -p capstan-sprig -p capstan-goyaml -p capstan-helm
 	$(CARGO) test -p capstan --test plugin_runtime --test source_sync --test source_helm_repo
 	$(CARGO) build -p capstan
 	$(CARGO) test -p capstan-integration-tests --test template_cli
 
-## Control-plane binaries (Go, cached by version outside the checkout).
+## Control-plane binaries and the OCI test registry (Go, cached by version outside the
+## checkout).
 tools:
 	tests/cluster/build-tools
+	tests/cluster/build-registry
 
 cluster-up: tools
 	tests/cluster/up

@@ -519,3 +519,70 @@ async fn the_crypto_import_generates_rsa_keys_for_a_component() {
         );
     }
 }
+
+#[test]
+fn a_component_of_an_unknown_major_version_is_refused_naming_both_versions() {
+    let cache = tempfile::tempdir().unwrap();
+    let mut runtime = runtime(cache.path());
+    let error = runtime
+        .load(&entry(
+            "future",
+            "test-future-major",
+            PluginWorld::Source,
+            PluginLimits::default(),
+        ))
+        .map(|_| ())
+        .unwrap_err();
+    let text = error.to_string();
+    assert!(matches!(error, LoadError::WrongWorld { .. }), "{text}");
+    assert!(text.starts_with("plugin `future`: "), "{text}");
+    assert!(text.contains("test-future-major.wasm"), "{text}");
+    assert!(
+        text.contains(
+            "it implements capstan:plugin@1.0.0; this host supports capstan:plugin@0.2.x"
+        ),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_previous_contract_source_component_needs_its_kinds_named() {
+    let cache = tempfile::tempdir().unwrap();
+    let mut runtime = runtime(cache.path());
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/source-git-0.1.1.wasm");
+    let config = |kinds: &[&str]| PluginConfig {
+        name: "old-git".into(),
+        world: PluginWorld::Source,
+        path: fixture.clone(),
+        limits: PluginLimits::default(),
+        wasi: WasiGrants::default(),
+        kinds: kinds.iter().map(|k| (*k).to_owned()).collect(),
+    };
+    let error = runtime.load(&config(&[])).map(|_| ()).unwrap_err();
+    let text = error.to_string();
+    assert!(matches!(error, LoadError::Previous { .. }), "{text}");
+    assert!(text.contains("implements capstan:plugin@0.1.1"), "{text}");
+    assert!(text.contains("name them in the plugin's `kinds`"), "{text}");
+    let error = runtime.load(&config(&["oci"])).map(|_| ()).unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("kind `oci` cannot be served by a 0.1 component"),
+        "{error}"
+    );
+    let loaded = runtime.load(&config(&["git"])).unwrap();
+    assert_eq!(loaded.wit_version(), "0.1.1");
+    // A current component must not name kinds: it declares them.
+    let current = PluginConfig {
+        path: plugin_file("source-git"),
+        ..config(&["git"])
+    };
+    let error = runtime.load(&current).map(|_| ()).unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("`kinds` is only for 0.1 source components"),
+        "{error}"
+    );
+}

@@ -717,3 +717,65 @@ async fn specs_breaking_the_kind_schema_or_naming_no_kind_reach_no_plugin() {
     assert!(report.releases[&release(4)].is_ok());
     assert_eq!(report.plugin_calls, 2);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_previous_contract_component_serves_git_sources_through_the_adapter() {
+    let work = tempfile::tempdir().unwrap();
+    let mut runtime = PluginRuntime::new(work.path().join("compiled"), None).unwrap();
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/source-git-0.1.1.wasm");
+    let loaded = runtime
+        .load(&PluginConfig {
+            name: "old-git".into(),
+            world: PluginWorld::Source,
+            path: fixture,
+            limits: PluginLimits::default(),
+            wasi: WasiGrants::default(),
+            kinds: vec!["git".into()],
+        })
+        .unwrap();
+    assert_eq!(loaded.wit_version(), "0.1.1");
+    let catalog = sources_support::catalog(&runtime, &["old-git"]).await;
+    let sync = SourceSync::new(
+        SourceSyncOptions {
+            interval: INTERVAL,
+            grace: GRACE,
+            parallelism: 2,
+        },
+        Arc::new(MirrorStore::new(
+            work.path().join("mirrors"),
+            Duration::from_secs(30),
+        )),
+        Arc::new(ArtifactStore::open(work.path().join("artifacts"), 64 << 20).unwrap()),
+        catalog,
+        None,
+    );
+    let repo = tempfile::tempdir().unwrap();
+    chart_repository(repo.path(), "legacy");
+    let head = git(repo.path(), &["rev-parse", "HEAD"]);
+    let url = format!("file://{}", repo.path().display());
+    let specs = BTreeMap::from([
+        (release(1), source(&url, main_branch(), "chart")),
+        (
+            release(2),
+            source(&url, GitReference::Semver("^1".into()), "chart"),
+        ),
+        (
+            release(3),
+            source(&url, GitReference::Branch("nope".into()), "chart"),
+        ),
+    ]);
+    let report = sync.pass(&specs, &NoCredentials, Instant::now()).await;
+    let artifact = report.releases[&release(1)].clone().unwrap();
+    assert_eq!(artifact.chart, "legacy");
+    assert_eq!(artifact.revision, head);
+    assert_eq!(report.releases[&release(2)].clone().unwrap().revision, head);
+    let error = report.releases[&release(3)]
+        .clone()
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("no branch, tag or commit named `nope`"),
+        "{error}"
+    );
+}

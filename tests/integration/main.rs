@@ -12,6 +12,7 @@ mod harness;
 mod helmrelease;
 mod host_imports;
 mod kwok_and_helm;
+mod oci;
 mod operator;
 mod plugin_platform;
 #[path = "../support/probe.rs"]
@@ -69,6 +70,10 @@ const TESTS: &[(&str, TestFn)] = &[
                 plugin_platform::a_source_kind_added_by_configuration_alone_is_ready_and_listed(c),
             )
         },
+    ),
+    (
+        "oci_charts_follow_constraints_pins_and_report_registry_failures",
+        |c| Box::pin(oci::oci_charts_follow_constraints_pins_and_report_registry_failures(c)),
     ),
     ("capstan_run_loads_plugins_and_serves_health", |c| {
         Box::pin(operator::capstan_run_loads_plugins_and_serves_health(c))
