@@ -122,11 +122,11 @@ pub enum HelmVersion {
     V3,
 }
 
-/// A chart source: `git` + `path` (+ `ref`, `secretRef`), or `repository` + `name` +
-/// `version`.
+/// A chart source: `git` + `path` (+ `ref`, `secretRef`), `repository` + `name` +
+/// `version`, or `source` (a kind a plugin serves, and its spec).
 #[derive(Deserialize, Serialize, Clone, Debug, Default, KubeSchema)]
 #[serde(rename_all = "camelCase")]
-#[x_kube(validation = kube::core::Rule::new("has(self.git) != has(self.repository)").message("set either chart.git (with chart.path) or chart.repository (with chart.name and chart.version)"))]
+#[x_kube(validation = kube::core::Rule::new("(has(self.git) ? 1 : 0) + (has(self.repository) ? 1 : 0) + (has(self.source) ? 1 : 0) == 1").message("set one of chart.git (with chart.path), chart.repository (with chart.name and chart.version), or chart.source (with kind and spec)"))]
 pub struct ChartSource {
     /// Git repository URL (`https://`, `ssh://`, `file://`, `git@host:org/repo`).
     #[serde(default, skip_serializing_if = "Option::is_none")]

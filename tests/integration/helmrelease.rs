@@ -41,6 +41,7 @@ impl Operator {
             "cacheDir: {cache}\nplugins:\n\
              - {{name: git, world: source, path: {p}/source-git.wasm}}\n\
              - {{name: helm-repo, world: source, path: {p}/source-helm-repo.wasm}}\n\
+             - {{name: oci, world: source, path: {p}/source-oci.wasm}}\n\
              - {{name: helm3, world: backend, path: {p}/backend-helm3.wasm, limits: {{memoryMib: 512, timeoutMs: 120000}}}}\n\
              {extra_plugins}\
              backends: {{default: helm3, v3: helm3}}\n",
