@@ -8,7 +8,7 @@ PLUGIN_OUT := target/$(PLUGIN_TARGET)/plugin
 PRODUCT_PLUGINS := source-git source-helm-repo source-oci backend-helm3 backend-helm2
 TEST_PLUGINS := spin-forever allocate-forever trap host-probe wrong-world future-major
 
-.PHONY: all build plugins helm-free-host fmt-check clippy unit-test integration-test test tools cluster-up cluster-down demo bench bench-render clean-cache
+.PHONY: all build plugins python-plugins helm-free-host fmt-check clippy unit-test integration-test test tools cluster-up cluster-down demo bench bench-render clean-cache
 
 all: build plugins
 
@@ -23,6 +23,11 @@ plugins:
 	@for p in $(PRODUCT_PLUGINS); do cp $(PLUGIN_OUT)/capstan_$$(echo $$p | tr - _).wasm target/plugins/$$p.wasm; done
 	@for p in $(TEST_PLUGINS); do cp $(PLUGIN_OUT)/test_plugin_$$(echo $$p | tr - _).wasm target/plugins/test-$$p.wasm; done
 	@ls -l target/plugins
+
+## Example plugins in other languages (componentize-py in target/python-venv).
+python-plugins:
+	@mkdir -p target/plugins
+	plugins/examples/python-url-source/build.sh target/plugins/python-url-source.wasm
 
 fmt-check:
 	$(CARGO) fmt --all -- --check
@@ -39,12 +44,13 @@ helm-free-host:
 	else echo "host: no Helm library in cargo tree -p capstan"; fi
 
 ## Unit tests and component tests (no cluster needed).
-unit-test: plugins helm-free-host
+unit-test: plugins python-plugins helm-free-host
 	$(CARGO) test -p capstan --lib --bins
 	$(CARGO) test -p capstan-plugin-sdk -p capstan-source-git -p capstan-source-helm-repo -p capstan-source-oci -p capstan-backend-helm3 --lib
 	CAPSTAN_SNIPPETS_MIN_PERCENT=100 CAPSTAN_PARITY_MIN_PERCENT=97 \
 		$(CARGO) test -p capstan-gotmpl -p capstan-sprig -p capstan-goyaml -p capstan-helm
-	$(CARGO) test -p capstan --test plugin_runtime --test source_sync --test source_helm_repo
+	$(CARGO) test -p capstan --test plugin_runtime --test source_sync --test source_helm_repo --test plugin_scaffold
+	python3 -m pytest -q plugins/examples/python-url-source
 	$(CARGO) build -p capstan
 	$(CARGO) test -p capstan-integration-tests --test template_cli
 
@@ -62,7 +68,7 @@ cluster-down:
 
 ## Integration tests against a real control plane; the harness starts one if none is up
 ## and always stops what it started.
-integration-test: plugins tools
+integration-test: plugins python-plugins tools
 	$(CARGO) build -p capstan
 	$(CARGO) test -p capstan-integration-tests --test cluster -- --test-threads=1
 

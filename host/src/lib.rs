@@ -13,6 +13,8 @@ pub mod convert;
 pub mod plugins;
 pub mod release;
 pub mod release_lock;
+pub mod scaffold;
+pub mod scaffold_wasi;
 pub mod sources;
 pub mod telemetry;
 pub mod template;

@@ -218,10 +218,46 @@ enum SourceCommand {
 
 #[derive(Subcommand)]
 enum PluginCommand {
-    /// Print a component's world, `capstan:plugin` version, imports and exports.
+    /// Print a component's world, `capstan:plugin` version, imports and exports, and for a
+    /// source plugin the kinds it declares (schemas and capabilities).
     Inspect {
         /// The `.wasm` component.
         file: PathBuf,
+    },
+    /// Write a working source plugin to start from.
+    New {
+        /// Language of the plugin.
+        #[arg(long, value_enum)]
+        lang: capstan::scaffold::Language,
+        /// Plugin name, also the source kind it serves (lowercase, digits, `-`).
+        name: String,
+        /// Folder to write (default: `./NAME`).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+        /// Rust: take the SDK from this local `plugins/lib/sdk` instead of git.
+        #[arg(long)]
+        sdk_path: Option<PathBuf>,
+    },
+    /// Run a source plugin's describe, resolve and fetch on one spec, with the host's real
+    /// capabilities and no cluster: its HTTP origins, a git mirror, credentials given here.
+    Run {
+        /// The `.wasm` source component.
+        file: PathBuf,
+        /// Source kind to ask for.
+        #[arg(long)]
+        kind: String,
+        /// The spec, as JSON.
+        #[arg(long)]
+        spec: String,
+        /// A key of the credentials Secret (`key=value`); repeatable.
+        #[arg(long = "secret")]
+        secrets: Vec<String>,
+        /// For a `capstan:plugin@0.1` component: the kind it serves.
+        #[arg(long = "legacy-kind")]
+        legacy_kinds: Vec<String>,
+        /// Write the fetched chart archive here.
+        #[arg(short, long)]
+        output: Option<PathBuf>,
     },
 }
 
@@ -261,6 +297,33 @@ fn run_cli() -> anyhow::Result<()> {
         Command::Plugin {
             command: PluginCommand::Inspect { file },
         } => runtime.block_on(inspect_plugin(&file)),
+        Command::Plugin {
+            command:
+                PluginCommand::New {
+                    lang,
+                    name,
+                    dir,
+                    sdk_path,
+                },
+        } => new_plugin(lang, &name, dir, sdk_path),
+        Command::Plugin {
+            command:
+                PluginCommand::Run {
+                    file,
+                    kind,
+                    spec,
+                    secrets,
+                    legacy_kinds,
+                    output,
+                },
+        } => runtime.block_on(run_plugin(
+            &file,
+            &kind,
+            &spec,
+            &secrets,
+            legacy_kinds,
+            output,
+        )),
         Command::Source {
             command: SourceCommand::Resolve(args),
         } => runtime.block_on(source(args, None)),
@@ -494,9 +557,143 @@ async fn print_declared_kinds(file: &std::path::Path) -> anyhow::Result<()> {
     Ok(())
 }
 
+fn new_plugin(
+    lang: capstan::scaffold::Language,
+    name: &str,
+    dir: Option<PathBuf>,
+    sdk_path: Option<PathBuf>,
+) -> anyhow::Result<()> {
+    use capstan::scaffold::{SdkSource, new_plugin};
+    let dir = dir.unwrap_or_else(|| PathBuf::from(name));
+    let sdk = match sdk_path {
+        Some(path) => SdkSource::Path(
+            std::fs::canonicalize(&path)
+                .with_context(|| format!("--sdk-path {}", path.display()))?,
+        ),
+        None => SdkSource::Git {
+            url: env!("CARGO_PKG_REPOSITORY").to_owned(),
+            tag: Some(format!("v{}", env!("CARGO_PKG_VERSION"))),
+        },
+    };
+    let files = new_plugin(lang, name, &dir, &sdk)?;
+    for file in &files {
+        println!("wrote {}", file.display());
+    }
+    match lang {
+        capstan::scaffold::Language::Rust => println!(
+            "build: (cd {} && cargo build --target wasm32-wasip2 --release)",
+            dir.display()
+        ),
+        capstan::scaffold::Language::Python => println!(
+            "build: {}/build.sh {name}.wasm (needs python3; installs componentize-py in a venv)",
+            dir.display()
+        ),
+    }
+    Ok(())
+}
+
+/// `capstan plugin run`: one source spec through a component with the host's real
+/// capabilities, without a cluster.
+async fn run_plugin(
+    file: &std::path::Path,
+    kind: &str,
+    spec: &str,
+    secrets: &[String],
+    legacy_kinds: Vec<String>,
+    output: Option<PathBuf>,
+) -> anyhow::Result<()> {
+    use capstan::sources::artifacts::ArtifactStore;
+    use capstan::sources::mirrors::MirrorStore;
+    use capstan::sources::spec::KnownCredentials;
+    use capstan::sources::sync::{HttpOptions, SourceSync, SourceSyncOptions};
+    use capstan::sources::{ReleaseKey, SecretRef, SourceSpec};
+    use std::collections::BTreeMap;
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+
+    let spec: serde_json::Value = serde_json::from_str(spec).context("--spec is not JSON")?;
+    let scratch = tempfile_dir()?;
+    let mut runtime = PluginRuntime::new(scratch.join("components"), None)?;
+    let entry = capstan::config::PluginConfig {
+        name: "plugin".into(),
+        world: capstan::config::PluginWorld::Source,
+        path: file.to_path_buf(),
+        limits: capstan::config::PluginLimits::default(),
+        wasi: capstan::config::WasiGrants::default(),
+        kinds: legacy_kinds,
+    };
+    runtime.load(&entry)?;
+    let (catalog, failures) =
+        capstan::sources::catalog::describe_all(vec![runtime.source("plugin")?], &BTreeMap::new())
+            .await;
+    if let Some(failure) = failures.first() {
+        bail!("{failure}");
+    }
+    let mut credentials = KnownCredentials::default();
+    let secret = (!secrets.is_empty()).then(|| SecretRef {
+        namespace: "local".into(),
+        name: "credentials".into(),
+    });
+    if let Some(secret) = &secret {
+        let mut data = BTreeMap::new();
+        for pair in secrets {
+            let (key, value) = pair
+                .split_once('=')
+                .with_context(|| format!("--secret {pair:?}: expected key=value"))?;
+            data.insert(key.to_owned(), value.as_bytes().to_vec());
+        }
+        credentials.0.insert(secret.clone(), Ok(data));
+    }
+    let artifacts = Arc::new(ArtifactStore::open(scratch.join("artifacts"), 1 << 30)?);
+    let sync = SourceSync::new(
+        SourceSyncOptions {
+            interval: Duration::from_secs(60),
+            grace: Duration::from_secs(60),
+            parallelism: 1,
+        },
+        Arc::new(MirrorStore::new(
+            scratch.join("mirrors"),
+            Duration::from_secs(120),
+        )),
+        Arc::clone(&artifacts),
+        Arc::new(catalog?),
+        None,
+    )
+    .with_http(HttpOptions::default());
+    let release = ReleaseKey {
+        namespace: "local".into(),
+        name: "run".into(),
+    };
+    let specs = BTreeMap::from([(release.clone(), SourceSpec::new(kind, &spec, secret))]);
+    let mut report = sync.pass(&specs, &credentials, Instant::now()).await;
+    let result = report
+        .releases
+        .remove(&release)
+        .context("the source was not resolved")?;
+    let outcome = match result {
+        Ok(artifact) => {
+            println!("revision: {}", artifact.revision);
+            println!("chart:    {} {}", artifact.chart, artifact.version);
+            println!("digest:   {}", artifact.digest);
+            println!("calls:    {}", report.plugin_calls);
+            if let Some(output) = &output {
+                std::fs::write(output, artifacts.get(&artifact.digest)?)
+                    .with_context(|| format!("cannot write {}", output.display()))?;
+                println!("written:  {}", output.display());
+            }
+            Ok(())
+        }
+        Err(error) => Err(anyhow::Error::new(error)),
+    };
+    std::fs::remove_dir_all(&scratch).ok();
+    outcome
+}
+
 /// A fresh scratch folder under the system's temporary folder.
 fn tempfile_dir() -> anyhow::Result<PathBuf> {
-    let dir = std::env::temp_dir().join(format!("capstan-inspect-{}", std::process::id()));
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("capstan-{}-{n}", std::process::id()));
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     Ok(dir)
 }

@@ -27,8 +27,14 @@ impl RepoServer {
         tls: Option<(&Path, &Path)>,
     ) -> RepoServer {
         use std::io::BufRead;
-        let script =
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/support/helm_repo_server.py");
+        // Used from the host's tests and from tests/integration: find the script beside
+        // this file either way.
+        let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let script = ["../tests/support", "../support"]
+            .iter()
+            .map(|dir| manifest.join(dir).join("helm_repo_server.py"))
+            .find(|path| path.is_file())
+            .expect("tests/support/helm_repo_server.py");
         let mut command = Command::new("python3");
         command.arg(script).arg(root);
         if let Some((cert, key)) = tls {

@@ -5,8 +5,8 @@
 #
 # Uses (and creates if missing) a venv at <repo>/target/python-venv with componentize-py.
 # Copies Capstan's WIT from <repo>/wit into wit/deps/capstan (not committed), then runs
-# componentize-py against the local world `url-source`. Does nothing when OUT.wasm is
-# newer than every input.
+# componentize-py against the local world `url-source` on a copy of the Python sources.
+# Does nothing when OUT.wasm is newer than every input.
 set -euo pipefail
 
 COMPONENTIZE_PY_VERSION=0.25.1
@@ -58,9 +58,14 @@ mkdir -p "$here/wit/deps/capstan"
 cp "$root"/wit/*.wit "$here/wit/deps/capstan/"
 
 mkdir -p "$(dirname "$out")"
+# componentize-py compiles the app's modules into __pycache__ next to them: build from a
+# copy under target/ so that the source folder stays clean.
+stage="$(mktemp -d "$root/target/python-url-source.XXXXXX")"
+trap 'rm -rf "$stage"' EXIT
+cp "$here"/*.py "$stage/"
+rm -f "$stage"/test_*.py
 tmp="$out.partial"
-cd "$here"
-# -p .: the app and its pure-Python modules (spec.py, chartmeta.py) come from this folder.
-"$componentize" -d wit -w url-source componentize -p . app -o "$tmp"
+cd "$stage"
+"$componentize" -d "$here/wit" -w url-source componentize -p "$stage" app -o "$tmp"
 mv "$tmp" "$out"
 ls -l "$out"
