@@ -105,5 +105,93 @@ fn plugin_call(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, plugin_call);
+/// `resolve` of one git source through the current `source-git` and through the 0.1.1
+/// `source-git` fixture (the compat adapter), side by side on the same mirror.
+fn contract_versions(c: &mut Criterion) {
+    use capstan::capabilities::git::GitGrant;
+    use capstan::sources::MirrorKey;
+    use capstan::sources::mirrors::MirrorStore;
+    use std::process::Command;
+
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("tokio");
+    let work = tempfile::tempdir().expect("tempdir");
+    let repo = work.path().join("repo");
+    std::fs::create_dir_all(repo.join("chart/templates")).expect("mkdir");
+    std::fs::write(
+        repo.join("chart/Chart.yaml"),
+        "apiVersion: v2\nname: bench\nversion: 1.0.0\n",
+    )
+    .expect("write");
+    std::fs::write(repo.join("chart/templates/cm.yaml"), "kind: ConfigMap\n").expect("write");
+    for args in [
+        &["init", "-q", "-b", "main"][..],
+        &["add", "."],
+        &[
+            "-c",
+            "user.name=b",
+            "-c",
+            "user.email=b@b",
+            "commit",
+            "-qm",
+            "c",
+        ],
+    ] {
+        let status = Command::new("git")
+            .args(args)
+            .current_dir(&repo)
+            .status()
+            .expect("git");
+        assert!(status.success());
+    }
+    let url = format!("file://{}", repo.display());
+    let mirrors = std::sync::Arc::new(MirrorStore::new(
+        work.path().join("mirrors"),
+        std::time::Duration::from_secs(60),
+    ));
+    let key = MirrorKey {
+        url: url.clone(),
+        credentials: None,
+    };
+    runtime.block_on(mirrors.fetch(&key, None)).expect("mirror");
+    let grants = || Grants {
+        git: Some(GitGrant::new(url.clone(), mirrors.path_of(&key))),
+        ..Grants::default()
+    };
+    let mut plugins = PluginRuntime::new(work.path().join("compiled"), None).expect("runtime");
+    plugins
+        .load(&PluginConfig {
+            name: "git-0.2".into(),
+            ..config("source-git.wasm")
+        })
+        .expect("load 0.2");
+    plugins
+        .load(&PluginConfig {
+            name: "git-0.1.1".into(),
+            path: Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../tests/fixtures/source-git-0.1.1.wasm"),
+            kinds: vec!["git".into()],
+            ..config("source-git.wasm")
+        })
+        .expect("load 0.1.1");
+    let request = SourceRequest {
+        kind: "git".into(),
+        spec: serde_json::json!({"url": url, "ref": "main", "path": "chart"}).to_string(),
+    };
+    let mut group = c.benchmark_group("contract");
+    for name in ["git-0.2", "git-0.1.1"] {
+        let plugin = plugins.source(name).expect("plugin");
+        group.bench_function(format!("resolve_{name}"), |b| {
+            b.to_async(&runtime).iter(|| async {
+                let revision = plugin.resolve(&request, grants()).await.expect("resolve");
+                std::hint::black_box(revision);
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, plugin_call, contract_versions);
 criterion_main!(benches);
