@@ -410,7 +410,7 @@ fn the_example_configuration_loads_every_plugin() {
             .collect::<Vec<_>>()
     );
     let names: Vec<_> = report.loaded.iter().map(|p| p.name()).collect();
-    assert_eq!(names, ["git", "helm-repo", "helm3", "helm2"]);
+    assert_eq!(names, ["git", "helm-repo", "oci", "helm3", "helm2"]);
     assert_eq!(config.backends.default.as_deref(), Some("helm3"));
 }
 
