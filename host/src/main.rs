@@ -285,7 +285,13 @@ fn run_cli() -> anyhow::Result<()> {
             config,
             metrics_address,
             operator,
-        } => runtime.block_on(run(config, metrics_address, operator)),
+        } => {
+            let outcome = runtime.block_on(run(config, metrics_address, operator));
+            // A git fetch stuck in libgit2 runs on a blocking thread that cannot be
+            // cancelled; do not wait for it once the operator has stopped.
+            runtime.shutdown_timeout(std::time::Duration::from_secs(5));
+            outcome
+        }
         Command::Convert { file } => convert(&file),
         Command::Crd => {
             print!(

@@ -76,7 +76,13 @@ pub async fn run(
     mut stop: tokio::sync::watch::Receiver<bool>,
 ) {
     loop {
-        pass(&client, &store, &sync, &artifacts, &changed).await;
+        // A pass only reads sources and publishes decisions; one cut short by shutdown
+        // loses nothing (the next start recomputes everything), so it does not hold the
+        // process up.
+        tokio::select! {
+            _ = pass(&client, &store, &sync, &artifacts, &changed) => {}
+            _ = stop.wait_for(|s| *s) => return,
+        }
         let woken = tokio::select! {
             _ = tokio::time::sleep(options.tick) => false,
             _ = artifacts.wake.notified() => true,
