@@ -574,9 +574,18 @@ pub struct BackendPlugin {
 /// One call: a fresh store, a fresh instance from the plugin's `InstancePre`, the export
 /// invoked, all under the call's guard (deadline, memory limit, error reporting).
 macro_rules! plugin_call {
-    ($self:ident, $function:literal, $grants:ident, |$bindings:ident, $store:ident| $invoke:expr) => {{
-        let pre = $self.pre.clone();
-        let (mut $store, guard) = $self.handle.start($function, $grants);
+    ($self:ident, $function:literal, $grants:ident, |$bindings:ident, $store:ident| $invoke:expr) => {
+        plugin_call!(
+            $self.handle,
+            $self.pre,
+            $function,
+            $grants,
+            |$bindings, $store| $invoke
+        )
+    };
+    ($handle:expr, $pre:expr, $function:literal, $grants:ident, |$bindings:ident, $store:ident| $invoke:expr) => {{
+        let pre = $pre.clone();
+        let (mut $store, guard) = $handle.start($function, $grants);
         guard
             .run(async move {
                 let $bindings = pre.instantiate_async(&mut $store).await?;
@@ -599,18 +608,12 @@ impl SourcePlugin {
         pre: &SourcePluginPre<CallState>,
     ) -> Result<PluginInfo, CallError> {
         let grants = Grants::default();
-        let pre = pre.clone();
-        let (mut store, guard) = self.handle.start("describe", grants);
-        guard
-            .run(async move {
-                let bindings = pre.instantiate_async(&mut store).await?;
-                bindings
-                    .capstan_plugin_source()
-                    .call_describe(&mut store)
-                    .await
-                    .map(Ok)
-            })
-            .await
+        plugin_call!(self.handle, pre, "describe", grants, |b, store| async {
+            b.capstan_plugin_source()
+                .call_describe(&mut store)
+                .await
+                .map(Ok)
+        })
     }
 
     /// The kinds this plugin declares, read through `describe` and checked for shape (each
@@ -714,31 +717,19 @@ impl SourcePlugin {
     ) -> Result<Revision, CallError> {
         match &self.pre {
             SourcePre::Current(pre) => {
-                let pre = pre.clone();
-                let (mut store, guard) = self.handle.start("resolve", grants);
-                guard
-                    .run(async move {
-                        let b = pre.instantiate_async(&mut store).await?;
-                        b.capstan_plugin_source()
-                            .call_resolve(&mut store, request)
-                            .await
-                    })
-                    .await
+                plugin_call!(self.handle, pre, "resolve", grants, |b, store| b
+                    .capstan_plugin_source()
+                    .call_resolve(&mut store, request))
             }
             SourcePre::V0_1(pre, _) => {
                 let old = compat::request(&request.kind, &request.spec)
                     .map_err(|e| self.untranslatable("resolve", e))?;
-                let pre = pre.clone();
-                let (mut store, guard) = self.handle.start("resolve", grants);
-                guard
-                    .run(async move {
-                        let b = pre.instantiate_async(&mut store).await?;
-                        b.capstan_plugin_source()
-                            .call_resolve(&mut store, &old)
-                            .await
-                            .map(|r| r.map(compat::revision_from))
-                    })
-                    .await
+                plugin_call!(self.handle, pre, "resolve", grants, |b, store| async {
+                    b.capstan_plugin_source()
+                        .call_resolve(&mut store, &old)
+                        .await
+                        .map(|r| r.map(compat::revision_from))
+                })
             }
         }
     }
@@ -752,31 +743,17 @@ impl SourcePlugin {
     ) -> Result<ChartArtifact, CallError> {
         match &self.pre {
             SourcePre::Current(pre) => {
-                let pre = pre.clone();
-                let (mut store, guard) = self.handle.start("fetch", grants);
-                guard
-                    .run(async move {
-                        let b = pre.instantiate_async(&mut store).await?;
-                        b.capstan_plugin_source()
-                            .call_fetch(&mut store, request, at)
-                            .await
-                    })
-                    .await
+                plugin_call!(self.handle, pre, "fetch", grants, |b, store| b
+                    .capstan_plugin_source()
+                    .call_fetch(&mut store, request, at))
             }
             SourcePre::V0_1(pre, _) => {
                 let old = compat::request(&request.kind, &request.spec)
                     .map_err(|e| self.untranslatable("fetch", e))?;
                 let at = compat::revision(at);
-                let pre = pre.clone();
-                let (mut store, guard) = self.handle.start("fetch", grants);
-                guard
-                    .run(async move {
-                        let b = pre.instantiate_async(&mut store).await?;
-                        b.capstan_plugin_source()
-                            .call_fetch(&mut store, &old, &at)
-                            .await
-                    })
-                    .await
+                plugin_call!(self.handle, pre, "fetch", grants, |b, store| b
+                    .capstan_plugin_source()
+                    .call_fetch(&mut store, &old, &at))
             }
         }
     }
