@@ -438,3 +438,29 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod source_kind_routes {
+    use super::*;
+
+    #[test]
+    fn kind_routes_must_name_a_configured_source_plugin() {
+        let parse = |text: &str| {
+            Config::parse(text, Path::new("capstan.yaml"), Path::new("/etc/capstan"))
+                .map(|_| ())
+                .unwrap_err()
+                .to_string()
+        };
+        let plugins = "plugins:\n- {name: oci, world: source, path: a.wasm}\n- {name: helm3, world: backend, path: b.wasm}\n";
+        let unknown = parse(&format!("{plugins}sources:\n  kinds: {{oci: nobody}}\n"));
+        assert!(
+            unknown.contains("sources.kinds.oci names `nobody`, which is not a configured plugin"),
+            "{unknown}"
+        );
+        let backend = parse(&format!("{plugins}sources:\n  kinds: {{oci: helm3}}\n"));
+        assert!(
+            backend.contains("names `helm3`, which is a backend-plugin plugin, not a source"),
+            "{backend}"
+        );
+    }
+}

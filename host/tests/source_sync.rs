@@ -779,3 +779,39 @@ async fn a_previous_contract_component_serves_git_sources_through_the_adapter() 
         "{error}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_plugins_declaring_one_kind_are_refused_unless_the_configuration_picks_one() {
+    let work = tempfile::tempdir().unwrap();
+    let mut runtime = PluginRuntime::new(work.path().join("compiled"), None).unwrap();
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/plugins/source-git.wasm");
+    for name in ["git", "git-copy"] {
+        runtime
+            .load(&PluginConfig {
+                name: name.into(),
+                world: PluginWorld::Source,
+                path: path.clone(),
+                limits: PluginLimits::default(),
+                wasi: WasiGrants::default(),
+                kinds: Vec::new(),
+            })
+            .unwrap();
+    }
+    let plugins = || {
+        vec![
+            runtime.source("git").unwrap(),
+            runtime.source("git-copy").unwrap(),
+        ]
+    };
+    let (conflict, _) = capstan::sources::catalog::describe_all(plugins(), &BTreeMap::new()).await;
+    let error = conflict.err().expect("a conflict").to_string();
+    assert!(
+        error.contains("source kind `git` is declared by plugins `git` and `git-copy`"),
+        "{error}"
+    );
+    let routes = BTreeMap::from([("git".to_owned(), "git-copy".to_owned())]);
+    let (chosen, failures) = capstan::sources::catalog::describe_all(plugins(), &routes).await;
+    assert!(failures.is_empty());
+    let catalog = chosen.expect("routed");
+    assert_eq!(catalog.kind("git").unwrap().plugin.name(), "git-copy");
+}
