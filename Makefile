@@ -8,7 +8,7 @@ PLUGIN_OUT := target/$(PLUGIN_TARGET)/plugin
 PRODUCT_PLUGINS := source-git source-helm-repo source-oci backend-helm3 backend-helm2
 TEST_PLUGINS := spin-forever allocate-forever trap host-probe wrong-world future-major
 
-.PHONY: all build plugins python-plugins helm-free-host fmt-check clippy unit-test integration-test test tools cluster-up cluster-down demo bench bench-render clean-cache
+.PHONY: all build plugins python-plugins helm4-plugins helm-free-host fmt-check clippy unit-test integration-test test tools cluster-up cluster-down demo bench bench-render clean-cache
 
 all: build plugins
 
@@ -29,6 +29,16 @@ python-plugins:
 	@mkdir -p target/plugins
 	plugins/examples/python-url-source/build.sh target/plugins/python-url-source.wasm
 
+## Helm 4 Wasm plugins (extism/v1, core modules for wasm32-wasip1), assembled as Helm
+## distributes them: target/plugins/helm4/<name>/{plugin.yaml,plugin.wasm}.
+HELM4_PLUGINS := mirror-getter
+helm4-plugins:
+	$(CARGO) build --manifest-path plugins/examples/helm4-mirror-getter/Cargo.toml \
+		--release --target wasm32-wasip1 --target-dir target/helm4-plugins
+	@mkdir -p target/plugins/helm4/mirror-getter
+	cp plugins/examples/helm4-mirror-getter/plugin.yaml target/plugins/helm4/mirror-getter/plugin.yaml
+	cp target/helm4-plugins/wasm32-wasip1/release/helm4_mirror_getter.wasm target/plugins/helm4/mirror-getter/plugin.wasm
+
 fmt-check:
 	$(CARGO) fmt --all -- --check
 
@@ -44,12 +54,13 @@ helm-free-host:
 	else echo "host: no Helm library in cargo tree -p capstan"; fi
 
 ## Unit tests and component tests (no cluster needed).
-unit-test: plugins python-plugins helm-free-host
+unit-test: plugins python-plugins helm4-plugins helm-free-host
 	$(CARGO) test -p capstan --lib --bins
 	$(CARGO) test -p capstan-plugin-sdk -p capstan-source-git -p capstan-source-helm-repo -p capstan-source-oci -p capstan-backend-helm3 --lib
 	CAPSTAN_SNIPPETS_MIN_PERCENT=100 CAPSTAN_PARITY_MIN_PERCENT=97 \
 		$(CARGO) test -p capstan-gotmpl -p capstan-sprig -p capstan-goyaml -p capstan-helm
-	$(CARGO) test -p capstan --test plugin_runtime --test source_sync --test source_helm_repo --test plugin_scaffold
+	$(CARGO) test -p capstan --test plugin_runtime --test source_sync --test source_helm_repo --test plugin_scaffold --test helm4_getter
+	$(CARGO) test --manifest-path plugins/examples/helm4-mirror-getter/Cargo.toml --target-dir target/helm4-plugins
 	python3 -m pytest -q plugins/examples/python-url-source
 	$(CARGO) build -p capstan
 	$(CARGO) test -p capstan-integration-tests --test template_cli
@@ -59,6 +70,7 @@ unit-test: plugins python-plugins helm-free-host
 tools:
 	tests/cluster/build-tools
 	tests/cluster/build-registry
+	tests/cluster/build-helm4
 
 cluster-up: tools
 	tests/cluster/up
@@ -68,7 +80,7 @@ cluster-down:
 
 ## Integration tests against a real control plane; the harness starts one if none is up
 ## and always stops what it started.
-integration-test: plugins python-plugins tools
+integration-test: plugins python-plugins helm4-plugins tools
 	$(CARGO) build -p capstan
 	$(CARGO) test -p capstan-integration-tests --test cluster -- --test-threads=1
 

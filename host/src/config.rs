@@ -123,7 +123,8 @@ pub struct PluginConfig {
     pub name: String,
     /// World the component must export.
     pub world: PluginWorld,
-    /// Path of the `.wasm` component; relative paths are relative to the config file.
+    /// Path of the `.wasm` component, or of a Helm 4 plugin's folder (or its `plugin.yaml`);
+    /// relative paths are relative to the config file.
     pub path: PathBuf,
     /// Memory and time limits of each call.
     #[serde(default)]
@@ -136,6 +137,10 @@ pub struct PluginConfig {
     /// components declare their kinds through `describe`, and this must stay empty.
     #[serde(default)]
     pub kinds: Vec<String>,
+    /// For a Helm 4 getter plugin (`path` is its folder or `plugin.yaml`): the host-name
+    /// globs its HTTP may reach, replacing the `runtimeConfig.allowedHosts` it ships with.
+    #[serde(default)]
+    pub allowed_hosts: Option<Vec<String>>,
 }
 
 /// Which backend serves which release.

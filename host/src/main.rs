@@ -476,6 +476,34 @@ fn convert(file: &std::path::Path) -> anyhow::Result<()> {
 }
 
 async fn inspect_plugin(file: &std::path::Path) -> anyhow::Result<()> {
+    if let Some(metadata_file) = plugins::helm4::metadata_file(file) {
+        let metadata = plugins::helm4::metadata::read(&metadata_file)?;
+        let runtime = &metadata.runtime;
+        println!(
+            "helm 4:  {} {} ({} on {}), served as chart source kinds",
+            metadata.name,
+            metadata.version,
+            plugins::helm4::metadata::GETTER_V1,
+            plugins::helm4::metadata::EXTISM_V1
+        );
+        println!(
+            "http:    {}",
+            if runtime.allowed_hosts.is_empty() {
+                "none (allowedHosts is empty)".to_owned()
+            } else {
+                format!(
+                    "{} (responses up to {} bytes)",
+                    runtime.allowed_hosts.join(", "),
+                    runtime.memory.max_http_response_bytes
+                )
+            }
+        );
+        println!(
+            "limits:  maxPages {}, timeout {} ms (0: Capstan's limits alone)",
+            runtime.memory.max_pages, runtime.timeout
+        );
+        return print_declared_kinds(file).await;
+    }
     let engine = plugins::engine()?;
     let description = plugins::describe_file(&engine, file)?;
     let worlds = description.capstan_worlds();
@@ -523,8 +551,15 @@ async fn print_declared_kinds(file: &std::path::Path) -> anyhow::Result<()> {
         limits: capstan::config::PluginLimits::default(),
         wasi: capstan::config::WasiGrants::default(),
         kinds: Vec::new(),
+        allowed_hosts: None,
     };
-    runtime.load(&entry)?;
+    let loaded = runtime.load(&entry)?;
+    if plugins::helm4::metadata_file(file).is_some() {
+        println!("imports:");
+        for name in &loaded.description().imports {
+            println!("  {name}");
+        }
+    }
     let kinds = runtime
         .source(&entry.name)?
         .declared_kinds()
@@ -627,6 +662,7 @@ async fn run_plugin(
         limits: capstan::config::PluginLimits::default(),
         wasi: capstan::config::WasiGrants::default(),
         kinds: legacy_kinds,
+        allowed_hosts: None,
     };
     runtime.load(&entry)?;
     let (catalog, failures) =

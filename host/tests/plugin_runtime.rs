@@ -36,6 +36,7 @@ fn entry(name: &str, file: &str, world: PluginWorld, limits: PluginLimits) -> Pl
         limits,
         wasi: WasiGrants::default(),
         kinds: Vec::new(),
+        allowed_hosts: None,
     }
 }
 
@@ -282,6 +283,7 @@ fn files_that_are_not_components_are_refused_naming_the_file() {
             limits: PluginLimits::default(),
             wasi: WasiGrants::default(),
             kinds: Vec::new(),
+            allowed_hosts: None,
         };
         let error = runtime.load(&config).map(|_| ()).unwrap_err();
         assert!(matches!(error, LoadError::NotComponent { .. }), "{error}");
@@ -558,6 +560,7 @@ fn a_previous_contract_source_component_needs_its_kinds_named() {
         limits: PluginLimits::default(),
         wasi: WasiGrants::default(),
         kinds: kinds.iter().map(|k| (*k).to_owned()).collect(),
+        allowed_hosts: None,
     };
     let error = runtime.load(&config(&[])).map(|_| ()).unwrap_err();
     let text = error.to_string();

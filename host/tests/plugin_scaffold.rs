@@ -48,6 +48,7 @@ fn load(file: &Path) -> PluginRuntime {
             limits: PluginLimits::default(),
             wasi: WasiGrants::default(),
             kinds: Vec::new(),
+            allowed_hosts: None,
         })
         .unwrap();
     runtime

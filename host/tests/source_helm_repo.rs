@@ -130,6 +130,7 @@ fn runtime(work: &Path) -> PluginRuntime {
                 limits: PluginLimits::default(),
                 wasi: WasiGrants::default(),
                 kinds: Vec::new(),
+                allowed_hosts: None,
             })
             .unwrap();
     }

@@ -89,6 +89,7 @@ async fn fixture_with_timeout(fetch_timeout: Duration) -> Fixture {
             limits: PluginLimits::default(),
             wasi: WasiGrants::default(),
             kinds: Vec::new(),
+            allowed_hosts: None,
         })
         .unwrap();
     let mut registry = prometheus_client::registry::Registry::default();
@@ -732,6 +733,7 @@ async fn a_previous_contract_component_serves_git_sources_through_the_adapter() 
             limits: PluginLimits::default(),
             wasi: WasiGrants::default(),
             kinds: vec!["git".into()],
+            allowed_hosts: None,
         })
         .unwrap();
     assert_eq!(loaded.wit_version(), "0.1.1");
@@ -794,6 +796,7 @@ async fn two_plugins_declaring_one_kind_are_refused_unless_the_configuration_pic
                 limits: PluginLimits::default(),
                 wasi: WasiGrants::default(),
                 kinds: Vec::new(),
+                allowed_hosts: None,
             })
             .unwrap();
     }

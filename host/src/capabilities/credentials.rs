@@ -46,6 +46,15 @@ impl CredentialsGrant {
         CredentialsGrant { declared, values }
     }
 
+    /// The value of declared key `key`, for host-side adapters (Helm 4 getters receive
+    /// credentials in their input, as Helm passes `--username` / `--password`).
+    pub(crate) fn value(&self, key: &str) -> Option<&[u8]> {
+        if !self.declared.contains(key) {
+            return None;
+        }
+        self.values.get(key).map(Vec::as_slice)
+    }
+
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>, Error> {
         if !self.declared.contains(key) {
             return Err(error(

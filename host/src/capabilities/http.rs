@@ -79,7 +79,9 @@ impl fmt::Display for Origin {
     }
 }
 
-/// A host granted in the configuration: `name` (any port) or `name:port`.
+/// A host granted in the configuration: `name` (any port) or `name:port`. The name may be
+/// a glob (`*` any run of characters, `?` one), as Helm 4 plugins' `allowedHosts` are:
+/// `*.example.com`, or `*` for any host.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HostPattern {
     host: String,
@@ -87,15 +89,37 @@ pub struct HostPattern {
 }
 
 impl HostPattern {
-    /// Parse `host` or `host:port`.
+    /// Parse `host` or `host:port`; `host` may hold `*` and `?` wildcards.
     pub fn parse(text: &str) -> Result<HostPattern, String> {
         let text = text.trim().to_ascii_lowercase();
+        if text.contains('@') {
+            return Err(format!("`{text}` must not contain user information"));
+        }
+        if text.contains(['*', '?']) {
+            let (host, port) = match text.rsplit_once(':') {
+                Some((host, port)) if !host.contains(':') => {
+                    let port = port
+                        .parse::<u16>()
+                        .map_err(|e| format!("`{text}`: port `{port}`: {e}"))?;
+                    (host, Some(port))
+                }
+                _ => (text.as_str(), None),
+            };
+            let valid = !host.is_empty()
+                && host
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '*' | '?'));
+            if !valid {
+                return Err(format!("`{text}` is not a host name pattern"));
+            }
+            return Ok(HostPattern {
+                host: host.to_owned(),
+                port,
+            });
+        }
         let authority: http::uri::Authority = text
             .parse()
             .map_err(|e| format!("`{text}` is not a host or host:port: {e}"))?;
-        if authority.as_str().contains('@') {
-            return Err(format!("`{text}` must not contain user information"));
-        }
         Ok(HostPattern {
             host: authority.host().to_owned(),
             port: authority.port_u16(),
@@ -103,8 +127,32 @@ impl HostPattern {
     }
 
     fn matches(&self, origin: &Origin) -> bool {
-        self.host == origin.host && self.port.is_none_or(|p| p == origin.port)
+        glob_matches(&self.host, &origin.host) && self.port.is_none_or(|p| p == origin.port)
     }
+}
+
+/// Whether `text` matches `pattern` (`*`: any run of characters, `?`: one character).
+fn glob_matches(pattern: &str, text: &str) -> bool {
+    let (p, t): (Vec<char>, Vec<char>) = (pattern.chars().collect(), text.chars().collect());
+    // Greedy match with one backtrack point: the last `*` seen and where it resumed.
+    let (mut pi, mut ti) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while ti < t.len() {
+        if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
+            pi += 1;
+            ti += 1;
+        } else if pi < p.len() && p[pi] == '*' {
+            star = Some((pi, ti));
+            pi += 1;
+        } else if let Some((star_p, star_t)) = star {
+            pi = star_p + 1;
+            ti = star_t + 1;
+            star = Some((star_p, star_t + 1));
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|&c| c == '*')
 }
 
 /// Username and password sent with basic auth. Never printed.
@@ -530,6 +578,69 @@ async fn send_cached(
     Ok(Response::new(full(body)))
 }
 
+/// Why a request made through [`request`] failed.
+#[derive(Debug, thiserror::Error)]
+pub enum RequestError {
+    /// The grant does not allow the request's host.
+    #[error("host `{host}` is not allowed (allowed: {allowed})")]
+    Denied {
+        /// The host asked for.
+        host: String,
+        /// What the grant allows.
+        allowed: String,
+    },
+    /// The request could not be made or its response was refused (size cap, timeout).
+    #[error("{0}")]
+    Failed(HttpError),
+}
+
+/// One request for a runtime with its own HTTP import (Helm 4's Extism plugins), under
+/// `grant` exactly as a `wasi:http` request would be: allowlist, caps, timeouts, CA. The
+/// whole body is read (within the grant's cap).
+pub async fn request(
+    grant: &HttpGrant,
+    request: Request<Bytes>,
+) -> Result<Response<Bytes>, RequestError> {
+    let host = request
+        .uri()
+        .authority()
+        .map_or_else(String::new, |a| a.to_string());
+    let allowed = Origin::of_uri(request.uri()).is_some_and(|o| grant.allows(&o));
+    if !allowed {
+        let mut shown: Vec<String> = grant.sources.iter().map(Origin::to_string).collect();
+        shown.extend(grant.extra_hosts.iter().map(HostPattern::to_string));
+        return Err(RequestError::Denied {
+            host,
+            allowed: if shown.is_empty() {
+                "nothing".into()
+            } else {
+                shown.join(", ")
+            },
+        });
+    }
+    let path = path_of(request.uri()).to_owned();
+    let response = send(grant, request.map(full), grant.max_response_bytes)
+        .await
+        .map_err(RequestError::Failed)?;
+    let (parts, body) = response.into_parts();
+    let body = body
+        .collect()
+        .await
+        .map_err(RequestError::Failed)?
+        .to_bytes();
+    tracing::debug!(%host, %path, status = parts.status.as_u16(), bytes = body.len(), "http request");
+    Ok(Response::from_parts(parts, body))
+}
+
+impl fmt::Display for HostPattern {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.port {
+            Some(port) => write!(f, "{}:{port}", self.host),
+            None => f.write_str(&self.host),
+        }
+    }
+}
+
 impl WasiHttpHooks for HttpHooks {
     fn send_request(
         &mut self,
@@ -602,6 +713,27 @@ mod tests {
         assert!(!grant.allows(&Origin::of("http://127.0.0.1:8081/charts").unwrap()));
         assert!(!grant.allows(&Origin::of("https://127.0.0.1:8080/charts").unwrap()));
         assert!(grant.allows(&Origin::of("https://cdn.example.com/x.tgz").unwrap()));
+    }
+
+    #[test]
+    fn glob_patterns_match_host_names_like_helm_allowed_hosts() {
+        let origin = |url: &str| Origin::of(url).unwrap();
+        let wildcard = HostPattern::parse("*.Example.com").unwrap();
+        assert!(wildcard.matches(&origin("https://charts.example.com/x")));
+        assert!(wildcard.matches(&origin("http://a.b.example.com:8080/x")));
+        assert!(!wildcard.matches(&origin("https://example.com/x")));
+        assert!(!wildcard.matches(&origin("https://example.com.evil.io/x")));
+        assert!(
+            HostPattern::parse("*")
+                .unwrap()
+                .matches(&origin("http://10.0.0.1/"))
+        );
+        let one = HostPattern::parse("host-?.internal:8443").unwrap();
+        assert!(one.matches(&origin("https://host-a.internal:8443/")));
+        assert!(!one.matches(&origin("https://host-ab.internal:8443/")));
+        assert!(!one.matches(&origin("https://host-a.internal/")));
+        assert!(HostPattern::parse("*/x").is_err());
+        assert_eq!(wildcard.to_string(), "*.example.com");
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! On-disk cache of compiled components, keyed by the component's sha256 and the engine's
+//! On-disk cache of compiled components (and core modules), keyed by the component's sha256 and the engine's
 //! compatibility hash (wasmtime version and every code-generation setting), so a second
 //! start skips Cranelift entirely.
 
@@ -7,8 +7,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
-use wasmtime::Engine;
 use wasmtime::component::Component;
+use wasmtime::{Engine, Module};
 
 /// Where a component came from on this load.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,39 +73,77 @@ impl CompiledCache {
         hex::encode(hasher.0.finalize())
     }
 
-    /// Load the compiled form of `bytes`, compiling and caching it when absent.
+    /// Load the compiled form of component `bytes`, compiling and caching it when absent.
     pub fn load(
         &self,
         engine: &Engine,
         bytes: &[u8],
     ) -> Result<(Component, CacheOutcome), CompileError> {
-        let path = self.dir.join(format!("{}.cwasm", Self::key(engine, bytes)));
+        self.load_compiled(
+            engine,
+            bytes,
+            "cwasm",
+            // SAFETY: only called on files this cache wrote; see `load_compiled`.
+            |engine: &Engine, path: &Path| unsafe { Component::deserialize_file(engine, path) },
+            |engine: &Engine, bytes: &[u8]| Component::new(engine, bytes),
+            |component: &Component| component.serialize(),
+        )
+    }
+
+    /// Load the compiled form of core module `bytes` (Helm 4's Extism plugins), compiling
+    /// and caching it when absent. Modules and components have distinct file suffixes.
+    pub fn load_module(
+        &self,
+        engine: &Engine,
+        bytes: &[u8],
+    ) -> Result<(Module, CacheOutcome), CompileError> {
+        self.load_compiled(
+            engine,
+            bytes,
+            "module.cwasm",
+            // SAFETY: only called on files this cache wrote; see `load_compiled`.
+            |engine: &Engine, path: &Path| unsafe { Module::deserialize_file(engine, path) },
+            |engine: &Engine, bytes: &[u8]| Module::new(engine, bytes),
+            |module: &Module| module.serialize(),
+        )
+    }
+
+    /// `deserialize` is only called on a file written by `serialize` of an engine with
+    /// the same compatibility hash (it is in the file name), in a folder only the operator
+    /// writes; wasmtime also checks the header and engine settings.
+    fn load_compiled<T>(
+        &self,
+        engine: &Engine,
+        bytes: &[u8],
+        suffix: &str,
+        deserialize: impl Fn(&Engine, &Path) -> wasmtime::Result<T>,
+        compile: impl Fn(&Engine, &[u8]) -> wasmtime::Result<T>,
+        serialize: impl Fn(&T) -> wasmtime::Result<Vec<u8>>,
+    ) -> Result<(T, CacheOutcome), CompileError> {
+        let path = self
+            .dir
+            .join(format!("{}.{suffix}", Self::key(engine, bytes)));
         if path.is_file() {
-            // SAFETY: the file was written by `Component::serialize` of an engine with the
-            // same compatibility hash (it is in the file name), into a folder only the
-            // operator writes. wasmtime also checks the header and engine settings.
-            match unsafe { Component::deserialize_file(engine, &path) } {
-                Ok(component) => return Ok((component, CacheOutcome::Hit)),
+            match deserialize(engine, &path) {
+                Ok(compiled) => return Ok((compiled, CacheOutcome::Hit)),
                 Err(error) => {
-                    tracing::warn!(path = %path.display(), %error, "discarding unreadable compiled component");
+                    tracing::warn!(path = %path.display(), %error, "discarding unreadable compiled plugin");
                     let _ = std::fs::remove_file(&path);
                 }
             }
         }
-        let component =
-            Component::new(engine, bytes).map_err(|e| CompileError(format!("{e:#}")))?;
-        let outcome = match component
-            .serialize()
+        let compiled = compile(engine, bytes).map_err(|e| CompileError(format!("{e:#}")))?;
+        let outcome = match serialize(&compiled)
             .map_err(|e| e.to_string())
             .and_then(|data| write_atomically(&self.dir, &path, &data).map_err(|e| e.to_string()))
         {
             Ok(()) => CacheOutcome::Compiled,
             Err(error) => {
-                tracing::warn!(dir = %self.dir.display(), %error, "cannot write the compiled-component cache");
+                tracing::warn!(dir = %self.dir.display(), %error, "cannot write the compiled-plugin cache");
                 CacheOutcome::CompiledUncached
             }
         };
-        Ok((component, outcome))
+        Ok((compiled, outcome))
     }
 }
 

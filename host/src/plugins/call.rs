@@ -59,6 +59,19 @@ pub(crate) struct MemoryLimiter {
 /// Most table elements one instance may have (guards host memory like the memory limit).
 const MAX_TABLE_ELEMENTS: usize = 1 << 20;
 
+impl MemoryLimiter {
+    /// The limit, in bytes.
+    pub(crate) fn limit(&self) -> usize {
+        self.limit
+    }
+
+    /// Record that memory outside linear memory (e.g. a runtime's host-side buffers) was
+    /// refused for this call, so its failure is reported as the memory limit.
+    pub(crate) fn refuse(&self) {
+        self.refused.store(true, Ordering::Relaxed);
+    }
+}
+
 impl ResourceLimiter for MemoryLimiter {
     fn memory_growing(
         &mut self,
@@ -93,6 +106,13 @@ enum Interruption {
     #[error("the plugin runtime is shutting down")]
     RuntimeClosed,
 }
+
+/// A host function refused or failed a guest's request (e.g. an Extism `http_request` to a
+/// host that is not allowed). The call fails with this message alone, without the wasm
+/// backtrace wasmtime wraps around host errors.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub(crate) struct HostFailure(pub(crate) String);
 
 /// The WIT name of an error code.
 pub fn code_name(code: ErrorCode) -> &'static str {
@@ -195,7 +215,7 @@ pub(crate) struct CallRuntime<'a> {
     pub(crate) metrics: &'a Option<Arc<PluginMetrics>>,
 }
 
-/// Make the store of one call.
+/// Make the store of one call to a component.
 pub(crate) fn start(
     runtime: CallRuntime<'_>,
     plugin: &Arc<str>,
@@ -211,22 +231,36 @@ pub(crate) fn start(
     if wasi_grants.stderr {
         wasi.inherit_stderr();
     }
-    let refused = Arc::new(AtomicBool::new(false));
     let http_hooks = HttpHooks::new(grants.http.clone());
-    let state = CallState {
+    let state = |limiter| CallState {
         wasi: wasi.build(),
         table: ResourceTable::new(),
-        limiter: MemoryLimiter {
-            limit: limits.memory_bytes(),
-            refused: Arc::clone(&refused),
-        },
+        limiter,
         grants,
         plugin: Arc::clone(plugin),
         http: WasiHttpCtx::new(),
         http_hooks,
     };
-    let mut store = Store::new(runtime.engine, state);
-    store.limiter(|state| &mut state.limiter);
+    start_with(runtime, plugin, function, limits, state, |s| &mut s.limiter)
+}
+
+/// Make the store of one call with any store state (components' [`CallState`], or another
+/// runtime's): the memory limiter `state` is given, the deadline and the guard.
+pub(crate) fn start_with<S: Send + 'static>(
+    runtime: CallRuntime<'_>,
+    plugin: &Arc<str>,
+    function: &'static str,
+    limits: &PluginLimits,
+    state: impl FnOnce(MemoryLimiter) -> S,
+    limiter_of: fn(&mut S) -> &mut MemoryLimiter,
+) -> (Store<S>, CallGuard) {
+    let refused = Arc::new(AtomicBool::new(false));
+    let limiter = MemoryLimiter {
+        limit: limits.memory_bytes(),
+        refused: Arc::clone(&refused),
+    };
+    let mut store = Store::new(runtime.engine, state(limiter));
+    store.limiter(move |state| limiter_of(state));
     let timeout = Duration::from_millis(limits.timeout_ms);
     let deadline = Instant::now() + timeout;
     // Every epoch tick the guest yields to the executor (so it holds no worker thread
@@ -317,6 +351,9 @@ impl CallGuard {
             return CallFailure::MemoryLimit {
                 limit_mib: self.memory_mib,
             };
+        }
+        if let Some(failure) = error.downcast_ref::<HostFailure>() {
+            return CallFailure::Trap(failure.0.clone());
         }
         if let Some(trap) = error.downcast_ref::<wasmtime::Trap>() {
             return CallFailure::Trap(trap.to_string());

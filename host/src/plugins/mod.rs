@@ -6,6 +6,7 @@ pub mod bindings;
 pub mod cache;
 pub mod call;
 pub mod compat;
+pub mod helm4;
 pub mod inspect;
 
 use std::collections::BTreeMap;
@@ -112,6 +113,16 @@ pub enum LoadError {
         /// Why it cannot be served, and what to do.
         message: String,
     },
+    /// A Helm 4 plugin (`plugin.yaml` + `plugin.wasm`) that cannot be served.
+    #[error("plugin `{name}`: {path}: {message}")]
+    Helm4 {
+        /// Plugin name.
+        name: String,
+        /// `plugin.yaml` or `plugin.wasm`.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
     /// The component imports something this host does not provide, or its exports have
     /// the wrong types.
     #[error("plugin `{name}`: {path} cannot be linked: {message}")]
@@ -130,6 +141,8 @@ enum Pre {
     /// A `capstan:plugin@0.1` source component, with the kinds its configuration names.
     SourceV0_1(compat::v0_1::SourcePluginPre<CallState>, Vec<String>),
     Backend(BackendPluginPre<CallState>),
+    /// A Helm 4 `getter/v1` plugin on the `extism/v1` runtime.
+    Helm4(Arc<helm4::Helm4Plugin>),
 }
 
 /// A loaded plugin, ready to be called.
@@ -206,6 +219,7 @@ pub enum LookupError {
 pub struct PluginRuntime {
     engine: Engine,
     linker: Linker<CallState>,
+    extism_linker: wasmtime::Linker<helm4::kernel::ExtismState>,
     cache: CompiledCache,
     plugins: BTreeMap<String, Arc<LoadedPlugin>>,
     metrics: Option<Arc<PluginMetrics>>,
@@ -286,9 +300,11 @@ impl PluginRuntime {
         let engine = engine()?;
         start_epoch_ticker(&engine)?;
         let linker = linker(&engine)?;
+        let extism_linker = helm4::linker(&engine).map_err(|e| RuntimeError(format!("{e:#}")))?;
         Ok(PluginRuntime {
             engine,
             linker,
+            extism_linker,
             cache: CompiledCache::new(cache_dir),
             plugins: BTreeMap::new(),
             metrics,
@@ -322,6 +338,9 @@ impl PluginRuntime {
     /// Load one plugin (replacing a loaded plugin of the same name).
     pub fn load(&mut self, config: &PluginConfig) -> Result<Arc<LoadedPlugin>, LoadError> {
         let started = Instant::now();
+        if let Some(metadata) = helm4::metadata_file(&config.path) {
+            return self.load_helm4(config, &metadata, started);
+        }
         let name = config.name.clone();
         let path = config.path.clone();
         let expected = format!(
@@ -430,6 +449,48 @@ impl PluginRuntime {
         Ok(plugin)
     }
 
+    /// Load a Helm 4 plugin folder (its `plugin.yaml` is `metadata`).
+    fn load_helm4(
+        &mut self,
+        config: &PluginConfig,
+        metadata: &Path,
+        started: Instant,
+    ) -> Result<Arc<LoadedPlugin>, LoadError> {
+        if !config.kinds.is_empty() {
+            return Err(LoadError::Helm4 {
+                name: config.name.clone(),
+                path: metadata.to_owned(),
+                message: "`kinds` is only for 0.1 source components; a Helm 4 getter serves the protocols of its plugin.yaml".into(),
+            });
+        }
+        let (plugin, description, cache) = helm4::load(
+            &self.engine,
+            &self.extism_linker,
+            &self.cache,
+            config,
+            metadata,
+        )?;
+        let wit_version = format!(
+            "{} {} ({} {})",
+            helm4::metadata::GETTER_V1,
+            helm4::metadata::EXTISM_V1,
+            plugin.metadata.name,
+            plugin.metadata.version
+        );
+        let loaded = Arc::new(LoadedPlugin {
+            name: Arc::from(config.name.as_str()),
+            config: config.clone(),
+            description,
+            wit_version,
+            cache,
+            load_time: started.elapsed(),
+            pre: Pre::Helm4(Arc::new(plugin)),
+        });
+        self.plugins
+            .insert(config.name.clone(), Arc::clone(&loaded));
+        Ok(loaded)
+    }
+
     /// Plugin calls currently holding an instance slot.
     pub fn calls_in_flight(&self) -> usize {
         MAX_CONCURRENT_CALLS as usize - self.call_slots.available_permits()
@@ -472,6 +533,10 @@ impl PluginRuntime {
                 pre: SourcePre::V0_1(pre.clone(), kinds.clone()),
                 handle,
             }),
+            Pre::Helm4(plugin) => Ok(SourcePlugin {
+                pre: SourcePre::Helm4(Arc::clone(plugin)),
+                handle,
+            }),
             Pre::Backend(_) => Err(LookupError::WrongWorld {
                 name: name.to_owned(),
                 actual: PluginWorld::Backend,
@@ -488,7 +553,7 @@ impl PluginRuntime {
                 pre: pre.clone(),
                 handle,
             }),
-            Pre::Source(_) | Pre::SourceV0_1(..) => Err(LookupError::WrongWorld {
+            Pre::Source(_) | Pre::SourceV0_1(..) | Pre::Helm4(_) => Err(LookupError::WrongWorld {
                 name: name.to_owned(),
                 actual: PluginWorld::Source,
                 wanted: PluginWorld::Backend,
@@ -531,19 +596,22 @@ struct Handle {
 }
 
 impl Handle {
+    fn runtime(&self) -> call::CallRuntime<'_> {
+        call::CallRuntime {
+            engine: &self.engine,
+            call_slots: &self.call_slots,
+            metrics: &self.metrics,
+        }
+    }
+
     fn start(
         &self,
         function: &'static str,
         grants: Grants,
     ) -> (wasmtime::Store<CallState>, call::CallGuard) {
         let config = &self.plugin.config;
-        let runtime = call::CallRuntime {
-            engine: &self.engine,
-            call_slots: &self.call_slots,
-            metrics: &self.metrics,
-        };
         call::start(
-            runtime,
+            self.runtime(),
             &self.plugin.name,
             function,
             &config.limits,
@@ -563,6 +631,7 @@ pub struct SourcePlugin {
 enum SourcePre {
     Current(SourcePluginPre<CallState>),
     V0_1(compat::v0_1::SourcePluginPre<CallState>, Vec<String>),
+    Helm4(Arc<helm4::Helm4Plugin>),
 }
 
 /// Calls into one backend plugin. Each call runs in a fresh instance.
@@ -630,6 +699,9 @@ impl SourcePlugin {
                     .filter_map(|kind| compat::declared_kind(kind))
                     .collect());
             }
+            SourcePre::Helm4(plugin) => {
+                return Ok(helm4::getter::declared_kinds(self.name(), &plugin.metadata));
+            }
         };
         let info = self
             .describe_current(pre)
@@ -684,12 +756,12 @@ impl SourcePlugin {
     pub async fn describe(&self) -> Result<PluginInfo, CallError> {
         match &self.pre {
             SourcePre::Current(pre) => self.describe_current(pre).await,
-            SourcePre::V0_1(..) => Err(CallError {
+            SourcePre::V0_1(..) | SourcePre::Helm4(_) => Err(CallError {
                 plugin: self.name().to_owned(),
                 function: "describe",
                 cause: CallFailure::Returned {
                     code: bindings::types::ErrorCode::Unsupported,
-                    message: "a capstan:plugin@0.1 component has no describe".into(),
+                    message: "only capstan:plugin@0.2 components have describe".into(),
                     retryable: false,
                 },
             }),
@@ -731,7 +803,69 @@ impl SourcePlugin {
                         .map(|r| r.map(compat::revision_from))
                 })
             }
+            SourcePre::Helm4(plugin) => {
+                let artifact = self.download(plugin, "resolve", request, &grants).await?;
+                let revision = Revision {
+                    id: format!("{}@{}", artifact.metadata.version, artifact.digest),
+                    content_id: artifact.digest.clone(),
+                };
+                plugin
+                    .downloads
+                    .keep(&helm4_url(request).unwrap_or_default(), artifact);
+                Ok(revision)
+            }
         }
+    }
+
+    /// Download through a Helm 4 getter and read the chart's metadata.
+    async fn download(
+        &self,
+        plugin: &helm4::Helm4Plugin,
+        function: &'static str,
+        request: &SourceRequest,
+        grants: &Grants,
+    ) -> Result<Arc<ChartArtifact>, CallError> {
+        let refused = |message: String| {
+            self.untranslatable(
+                function,
+                bindings::types::Error {
+                    code: bindings::types::ErrorCode::InvalidInput,
+                    message,
+                    retryable: false,
+                },
+            )
+        };
+        let url = helm4_url(request).ok_or_else(|| refused("the spec has no `url`".into()))?;
+        let credential = |key: &str| {
+            grants
+                .credentials
+                .as_ref()
+                .and_then(|c| c.value(key))
+                .map(|v| String::from_utf8_lossy(v).into_owned())
+                .unwrap_or_default()
+        };
+        let credentials = helm4::getter::GetterCredentials {
+            username: credential("username"),
+            password: credential("password"),
+        };
+        let archive = plugin
+            .get(
+                self.handle.runtime(),
+                &self.handle.plugin.name,
+                &url,
+                &credentials,
+            )
+            .await?;
+        if archive.is_empty() {
+            return Err(refused(format!("the getter returned no bytes for {url}")));
+        }
+        let metadata =
+            helm4::getter::chart_metadata(&archive).map_err(|e| refused(format!("{url}: {e}")))?;
+        Ok(Arc::new(ChartArtifact {
+            digest: helm4::getter::digest_of(&archive),
+            archive,
+            metadata,
+        }))
     }
 
     /// `source.fetch`.
@@ -755,8 +889,35 @@ impl SourcePlugin {
                     .capstan_plugin_source()
                     .call_fetch(&mut store, &old, &at))
             }
+            SourcePre::Helm4(plugin) => {
+                let url = helm4_url(request).unwrap_or_default();
+                let artifact = match plugin.downloads.take(&url, &at.content_id) {
+                    Some(kept) => kept,
+                    None => self.download(plugin, "fetch", request, &grants).await?,
+                };
+                if artifact.digest != at.content_id {
+                    return Err(self.untranslatable(
+                        "fetch",
+                        bindings::types::Error {
+                            code: bindings::types::ErrorCode::Conflict,
+                            message: format!(
+                                "{url} changed since it was resolved ({} now, {} then); the next pass picks it up",
+                                artifact.digest, at.content_id
+                            ),
+                            retryable: true,
+                        },
+                    ));
+                }
+                Ok(Arc::unwrap_or_clone(artifact))
+            }
         }
     }
+}
+
+/// The `url` of a Helm 4 getter kind's spec.
+fn helm4_url(request: &SourceRequest) -> Option<String> {
+    let spec: serde_json::Value = serde_json::from_str(&request.spec).ok()?;
+    spec.get("url")?.as_str().map(str::to_owned)
 }
 
 impl BackendPlugin {
