@@ -23,6 +23,7 @@ fn config(file: &str) -> PluginConfig {
         limits: PluginLimits::default(),
         wasi: WasiGrants::default(),
         kinds: Vec::new(),
+        allowed_hosts: None,
     }
 }
 
@@ -173,6 +174,7 @@ fn contract_versions(c: &mut Criterion) {
             path: Path::new(env!("CARGO_MANIFEST_DIR"))
                 .join("../tests/fixtures/source-git-0.1.1.wasm"),
             kinds: vec!["git".into()],
+            allowed_hosts: None,
             ..config("source-git.wasm")
         })
         .expect("load 0.1.1");

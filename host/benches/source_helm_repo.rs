@@ -123,6 +123,7 @@ fn source_helm_repo(c: &mut Criterion) {
                 limits: PluginLimits::default(),
                 wasi: WasiGrants::default(),
                 kinds: Vec::new(),
+                allowed_hosts: None,
             })
             .expect("load plugin");
     }

@@ -95,6 +95,7 @@ fn source_sync(c: &mut Criterion) {
             limits: PluginLimits::default(),
             wasi: WasiGrants::default(),
             kinds: Vec::new(),
+            allowed_hosts: None,
         })
         .expect("load source-git");
     let tokio = tokio::runtime::Builder::new_multi_thread()

@@ -9,6 +9,7 @@ mod deploy;
 #[path = "../support/git.rs"]
 mod git_support;
 mod harness;
+mod helm4_getter;
 mod helmrelease;
 mod host_imports;
 mod kwok_and_helm;
@@ -74,6 +75,10 @@ const TESTS: &[(&str, TestFn)] = &[
     (
         "oci_charts_follow_constraints_pins_and_report_registry_failures",
         |c| Box::pin(oci::oci_charts_follow_constraints_pins_and_report_registry_failures(c)),
+    ),
+    (
+        "one_helm4_getter_file_serves_helm4_and_a_ready_helmrelease",
+        |c| Box::pin(helm4_getter::one_helm4_getter_file_serves_helm4_and_a_ready_helmrelease(c)),
     ),
     ("capstan_run_loads_plugins_and_serves_health", |c| {
         Box::pin(operator::capstan_run_loads_plugins_and_serves_health(c))
