@@ -33,19 +33,22 @@ python-plugins:
 ## distributes them: target/plugins/helm4/<name>/{plugin.yaml,plugin.wasm}.
 HELM4_PLUGINS := mirror-getter
 helm4-plugins:
-	$(CARGO) build --manifest-path plugins/examples/helm4-mirror-getter/Cargo.toml \
-		--release --target wasm32-wasip1 --target-dir target/helm4-plugins
+	$(CARGO) build $(HELM4_GETTER) --release --target wasm32-wasip1
 	@mkdir -p target/plugins/helm4/mirror-getter
 	cp plugins/examples/helm4-mirror-getter/plugin.yaml target/plugins/helm4/mirror-getter/plugin.yaml
 	cp target/helm4-plugins/wasm32-wasip1/release/helm4_mirror_getter.wasm target/plugins/helm4/mirror-getter/plugin.wasm
 
+HELM4_GETTER := --manifest-path plugins/examples/helm4-mirror-getter/Cargo.toml --target-dir target/helm4-plugins
+
 fmt-check:
 	$(CARGO) fmt --all -- --check
+	$(CARGO) fmt --manifest-path plugins/examples/helm4-mirror-getter/Cargo.toml -- --check
 
 clippy:
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 	$(CARGO) clippy --target $(PLUGIN_TARGET) $(foreach p,$(PRODUCT_PLUGINS),-p capstan-$(p)) \
 		$(foreach p,$(TEST_PLUGINS),-p test-plugin-$(p)) -- -D warnings
+	$(CARGO) clippy $(HELM4_GETTER) --target wasm32-wasip1 -- -D warnings
 
 ## The host links no Helm library (the contract is wrong if it needs one).
 helm-free-host:
@@ -60,7 +63,7 @@ unit-test: plugins python-plugins helm4-plugins helm-free-host
 	CAPSTAN_SNIPPETS_MIN_PERCENT=100 CAPSTAN_PARITY_MIN_PERCENT=97 \
 		$(CARGO) test -p capstan-gotmpl -p capstan-sprig -p capstan-goyaml -p capstan-helm
 	$(CARGO) test -p capstan --test plugin_runtime --test source_sync --test source_helm_repo --test plugin_scaffold --test helm4_getter
-	$(CARGO) test --manifest-path plugins/examples/helm4-mirror-getter/Cargo.toml --target-dir target/helm4-plugins
+	$(CARGO) test $(HELM4_GETTER)
 	python3 -m pytest -q plugins/examples/python-url-source
 	$(CARGO) build -p capstan
 	$(CARGO) test -p capstan-integration-tests --test template_cli

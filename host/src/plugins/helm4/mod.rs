@@ -73,7 +73,7 @@ pub struct Helm4Plugin {
 
 /// Capstan's limits tightened by the plugin's own `runtimeConfig` (never loosened).
 fn effective_limits(limits: &PluginLimits, metadata: &Metadata) -> PluginLimits {
-    let mut effective = limits.clone();
+    let mut effective = *limits;
     let pages = metadata.runtime.memory.max_pages;
     if pages > 0 {
         // 16 pages of 64 KiB per MiB, rounded up to whole MiB.
