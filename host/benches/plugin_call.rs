@@ -7,6 +7,9 @@
 
 use std::path::Path;
 
+#[path = "../../tests/support/repo_server.rs"]
+mod repo_server;
+
 use capstan::capabilities::Grants;
 use capstan::config::{PluginConfig, PluginLimits, PluginWorld, WasiGrants};
 use capstan::plugins::PluginRuntime;
@@ -195,5 +198,71 @@ fn contract_versions(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, plugin_call, contract_versions);
+/// A Helm 4 getter (`mirror-getter`, Extism ABI) downloading a small chart from a local
+/// HTTP server, against the reference of the host fetching the same URL itself through the
+/// same HTTP capability: the ratio is what running the plugin adds (fresh instance, kernel
+/// memory, JSON in and base64 out, reading Chart.yaml). Needs `make helm4-plugins`.
+fn helm4_getter(c: &mut Criterion) {
+    use capstan::capabilities::http::{HostPattern, HttpGrant, request};
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("tokio");
+    let work = tempfile::tempdir().expect("tempdir");
+    let served = work.path().join("served");
+    std::fs::create_dir_all(&served).expect("served");
+    std::fs::create_dir_all(served.join("web")).expect("chart dir");
+    std::fs::write(
+        served.join("web/Chart.yaml"),
+        "apiVersion: v2\nname: web\nversion: 1.0.0\n",
+    )
+    .expect("Chart.yaml");
+    let chart = std::process::Command::new("tar")
+        .args(["-czf", "web-1.0.0.tgz", "web"])
+        .current_dir(&served)
+        .status();
+    assert!(chart.is_ok_and(|s| s.success()), "tar");
+    let server = repo_server::RepoServer::start(&served, work.path().join("access.log"), None);
+    let mut plugins = PluginRuntime::new(work.path().join("compiled"), None).expect("runtime");
+    plugins
+        .load(&PluginConfig {
+            name: "mirror".into(),
+            path: Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../target/plugins/helm4/mirror-getter"),
+            ..config("unused")
+        })
+        .expect("load mirror-getter");
+    let plugin = plugins.source("mirror").expect("mirror");
+    let getter_request = SourceRequest {
+        kind: "mirror".into(),
+        spec: serde_json::json!({
+            "url": format!("mirror://127.0.0.1:{}/web-1.0.0.tgz", server.port)
+        })
+        .to_string(),
+    };
+    let grant = HttpGrant::empty().with_hosts([HostPattern::parse("127.0.0.1").expect("host")]);
+    let url = server.url("web-1.0.0.tgz");
+    let mut group = c.benchmark_group("helm4_getter");
+    group.bench_function("reference_host_http_get", |b| {
+        b.to_async(&runtime).iter(|| async {
+            let get = http::Request::get(url.as_str())
+                .body(bytes::Bytes::new())
+                .expect("request");
+            let response = request(&grant, get).await.expect("get");
+            std::hint::black_box(response);
+        })
+    });
+    group.bench_function("fresh_instance_and_getter_resolve", |b| {
+        b.to_async(&runtime).iter(|| async {
+            let revision = plugin
+                .resolve(&getter_request, Grants::default())
+                .await
+                .expect("resolve");
+            std::hint::black_box(revision);
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, plugin_call, contract_versions, helm4_getter);
 criterion_main!(benches);
