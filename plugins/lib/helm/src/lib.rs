@@ -18,6 +18,7 @@ pub mod release;
 pub mod schema;
 pub mod semver;
 pub mod strvals;
+pub mod tiller;
 pub mod values;
 pub mod values_json;
 

@@ -1,0 +1,1052 @@
+//! Helm v2 (Tiller) release records: the `hapi.release` / `hapi.chart` protobuf messages,
+//! the record encoding (`base64(gzip(protobuf))` in a ConfigMap or Secret named
+//! `<release>.v<N>` in Tiller's namespace, labelled `NAME`, `OWNER=TILLER`, `STATUS`,
+//! `VERSION`, `CREATED_AT` / `MODIFIED_AT`), a chart as Tiller stores it (subcharts
+//! included, other files as `Any{type_url: path}`), and the conversion of a v2 record into a
+//! v3 release with helm-2to3's mapping.
+//!
+//! The messages are declared here with `prost`'s derives from the `.proto` files of Helm
+//! 2.17 (`_proto/hapi/**`): field numbers and types are the wire contract; there is no
+//! `protoc` step.
+
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+
+use base64::Engine as _;
+use capstan_gotmpl::value::{Map, Value};
+use prost::Message as _;
+
+use crate::chart::Chart;
+use crate::release::{ChartFile, ChartRecord, HookExecution, HookRecord, Info, Release, Status};
+
+/// `google.protobuf` well-known types as Helm 2 uses them.
+pub mod protobuf {
+    /// `google.protobuf.Timestamp`.
+    #[derive(Clone, Copy, PartialEq, Eq, prost::Message)]
+    pub struct Timestamp {
+        /// Seconds since the Unix epoch.
+        #[prost(int64, tag = "1")]
+        pub seconds: i64,
+        /// Nanoseconds within the second.
+        #[prost(int32, tag = "2")]
+        pub nanos: i32,
+    }
+
+    /// `google.protobuf.Any`: Tiller stores chart files as `{type_url: path, value: bytes}`.
+    #[derive(Clone, PartialEq, Eq, prost::Message)]
+    pub struct Any {
+        /// The file's path in the chart.
+        #[prost(string, tag = "1")]
+        pub type_url: String,
+        /// The file's bytes.
+        #[prost(bytes = "vec", tag = "2")]
+        pub value: Vec<u8>,
+    }
+}
+
+/// `hapi.chart`.
+pub mod chart {
+    use std::collections::BTreeMap;
+
+    use super::protobuf::Any;
+
+    /// `hapi.chart.Chart`.
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct Chart {
+        /// Chart.yaml.
+        #[prost(message, optional, tag = "1")]
+        pub metadata: Option<Metadata>,
+        /// `templates/**`.
+        #[prost(message, repeated, tag = "2")]
+        pub templates: Vec<Template>,
+        /// Subcharts (stored, unlike Helm 3).
+        #[prost(message, repeated, tag = "3")]
+        pub dependencies: Vec<Chart>,
+        /// values.yaml (raw YAML).
+        #[prost(message, optional, tag = "4")]
+        pub values: Option<Config>,
+        /// Every other file.
+        #[prost(message, repeated, tag = "5")]
+        pub files: Vec<Any>,
+    }
+
+    /// `hapi.chart.Config`: values as raw YAML.
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct Config {
+        /// YAML text.
+        #[prost(string, tag = "1")]
+        pub raw: String,
+        /// Unused by Helm 2.
+        #[prost(btree_map = "string, message", tag = "2")]
+        pub values: BTreeMap<String, Value>,
+    }
+
+    /// `hapi.chart.Value`.
+    #[derive(Clone, PartialEq, Eq, prost::Message)]
+    pub struct Value {
+        /// The value.
+        #[prost(string, tag = "1")]
+        pub value: String,
+    }
+
+    /// `hapi.chart.Template`.
+    #[derive(Clone, PartialEq, Eq, prost::Message)]
+    pub struct Template {
+        /// Path, e.g. `templates/deployment.yaml`.
+        #[prost(string, tag = "1")]
+        pub name: String,
+        /// Contents.
+        #[prost(bytes = "vec", tag = "2")]
+        pub data: Vec<u8>,
+    }
+
+    /// `hapi.chart.Maintainer`.
+    #[derive(Clone, PartialEq, Eq, prost::Message)]
+    pub struct Maintainer {
+        /// Name.
+        #[prost(string, tag = "1")]
+        pub name: String,
+        /// Email.
+        #[prost(string, tag = "2")]
+        pub email: String,
+        /// URL.
+        #[prost(string, tag = "3")]
+        pub url: String,
+    }
+
+    /// `hapi.chart.Metadata` (Chart.yaml of an `apiVersion: v1` chart).
+    #[derive(Clone, PartialEq, Eq, prost::Message)]
+    pub struct Metadata {
+        /// `name`.
+        #[prost(string, tag = "1")]
+        pub name: String,
+        /// `home`.
+        #[prost(string, tag = "2")]
+        pub home: String,
+        /// `sources`.
+        #[prost(string, repeated, tag = "3")]
+        pub sources: Vec<String>,
+        /// `version`.
+        #[prost(string, tag = "4")]
+        pub version: String,
+        /// `description`.
+        #[prost(string, tag = "5")]
+        pub description: String,
+        /// `keywords`.
+        #[prost(string, repeated, tag = "6")]
+        pub keywords: Vec<String>,
+        /// `maintainers`.
+        #[prost(message, repeated, tag = "7")]
+        pub maintainers: Vec<Maintainer>,
+        /// `engine` (`gotpl`).
+        #[prost(string, tag = "8")]
+        pub engine: String,
+        /// `icon`.
+        #[prost(string, tag = "9")]
+        pub icon: String,
+        /// `apiVersion`.
+        #[prost(string, tag = "10")]
+        pub api_version: String,
+        /// `condition`.
+        #[prost(string, tag = "11")]
+        pub condition: String,
+        /// `tags`.
+        #[prost(string, tag = "12")]
+        pub tags: String,
+        /// `appVersion`.
+        #[prost(string, tag = "13")]
+        pub app_version: String,
+        /// `deprecated`.
+        #[prost(bool, tag = "14")]
+        pub deprecated: bool,
+        /// `tillerVersion`.
+        #[prost(string, tag = "15")]
+        pub tiller_version: String,
+        /// `annotations`.
+        #[prost(btree_map = "string, string", tag = "16")]
+        pub annotations: BTreeMap<String, String>,
+        /// `kubeVersion`.
+        #[prost(string, tag = "17")]
+        pub kube_version: String,
+    }
+}
+
+/// `hapi.release`.
+pub mod release {
+    use super::chart::{Chart, Config};
+    use super::protobuf::Timestamp;
+
+    /// `hapi.release.Status.Code`.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, prost::Enumeration)]
+    #[repr(i32)]
+    pub enum Code {
+        /// Unknown.
+        Unknown = 0,
+        /// Deployed.
+        Deployed = 1,
+        /// Deleted (kept with `helm delete` without `--purge`).
+        Deleted = 2,
+        /// Superseded.
+        Superseded = 3,
+        /// Failed.
+        Failed = 4,
+        /// Deleting.
+        Deleting = 5,
+        /// Pending install.
+        PendingInstall = 6,
+        /// Pending upgrade.
+        PendingUpgrade = 7,
+        /// Pending rollback.
+        PendingRollback = 8,
+    }
+
+    impl Code {
+        /// The label value Tiller writes (`DEPLOYED`, `PENDING_UPGRADE`, ...).
+        pub fn label(self) -> &'static str {
+            match self {
+                Code::Unknown => "UNKNOWN",
+                Code::Deployed => "DEPLOYED",
+                Code::Deleted => "DELETED",
+                Code::Superseded => "SUPERSEDED",
+                Code::Failed => "FAILED",
+                Code::Deleting => "DELETING",
+                Code::PendingInstall => "PENDING_INSTALL",
+                Code::PendingUpgrade => "PENDING_UPGRADE",
+                Code::PendingRollback => "PENDING_ROLLBACK",
+            }
+        }
+    }
+
+    /// `hapi.release.Status`.
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct Status {
+        /// `code`.
+        #[prost(enumeration = "Code", tag = "1")]
+        pub code: i32,
+        /// `resources` (as `kubectl get` printed them).
+        #[prost(string, tag = "3")]
+        pub resources: String,
+        /// Rendered NOTES.txt.
+        #[prost(string, tag = "4")]
+        pub notes: String,
+        /// The last `helm test` run.
+        #[prost(message, optional, tag = "5")]
+        pub last_test_suite_run: Option<TestSuite>,
+    }
+
+    /// `hapi.release.TestSuite`.
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct TestSuite {
+        /// Start.
+        #[prost(message, optional, tag = "1")]
+        pub started_at: Option<Timestamp>,
+        /// End.
+        #[prost(message, optional, tag = "2")]
+        pub completed_at: Option<Timestamp>,
+        /// Results.
+        #[prost(message, repeated, tag = "3")]
+        pub results: Vec<TestRun>,
+    }
+
+    /// `hapi.release.TestRun.Status`.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, prost::Enumeration)]
+    #[repr(i32)]
+    pub enum TestRunStatus {
+        /// Unknown.
+        Unknown = 0,
+        /// Passed.
+        Success = 1,
+        /// Failed.
+        Failure = 2,
+        /// Running.
+        Running = 3,
+    }
+
+    /// `hapi.release.TestRun`.
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct TestRun {
+        /// Test hook name.
+        #[prost(string, tag = "1")]
+        pub name: String,
+        /// Outcome.
+        #[prost(enumeration = "TestRunStatus", tag = "2")]
+        pub status: i32,
+        /// Details.
+        #[prost(string, tag = "3")]
+        pub info: String,
+        /// Start.
+        #[prost(message, optional, tag = "4")]
+        pub started_at: Option<Timestamp>,
+        /// End.
+        #[prost(message, optional, tag = "5")]
+        pub completed_at: Option<Timestamp>,
+    }
+
+    /// `hapi.release.Info`.
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct Info {
+        /// Status.
+        #[prost(message, optional, tag = "1")]
+        pub status: Option<Status>,
+        /// First deployment of the release.
+        #[prost(message, optional, tag = "2")]
+        pub first_deployed: Option<Timestamp>,
+        /// This revision's deployment.
+        #[prost(message, optional, tag = "3")]
+        pub last_deployed: Option<Timestamp>,
+        /// Deletion time.
+        #[prost(message, optional, tag = "4")]
+        pub deleted: Option<Timestamp>,
+        /// What happened (proto field `Description`).
+        #[prost(string, tag = "5")]
+        pub description: String,
+    }
+
+    /// `hapi.release.Hook.Event`.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, prost::Enumeration)]
+    #[repr(i32)]
+    pub enum Event {
+        /// Unknown.
+        Unknown = 0,
+        /// `pre-install`.
+        PreInstall = 1,
+        /// `post-install`.
+        PostInstall = 2,
+        /// `pre-delete`.
+        PreDelete = 3,
+        /// `post-delete`.
+        PostDelete = 4,
+        /// `pre-upgrade`.
+        PreUpgrade = 5,
+        /// `post-upgrade`.
+        PostUpgrade = 6,
+        /// `pre-rollback`.
+        PreRollback = 7,
+        /// `post-rollback`.
+        PostRollback = 8,
+        /// `test-success`.
+        ReleaseTestSuccess = 9,
+        /// `test-failure`.
+        ReleaseTestFailure = 10,
+        /// `crd-install`.
+        CrdInstall = 11,
+    }
+
+    impl Event {
+        /// The `helm.sh/hook` annotation value of the event.
+        pub fn annotation(self) -> &'static str {
+            match self {
+                Event::Unknown => "unknown",
+                Event::PreInstall => "pre-install",
+                Event::PostInstall => "post-install",
+                Event::PreDelete => "pre-delete",
+                Event::PostDelete => "post-delete",
+                Event::PreUpgrade => "pre-upgrade",
+                Event::PostUpgrade => "post-upgrade",
+                Event::PreRollback => "pre-rollback",
+                Event::PostRollback => "post-rollback",
+                Event::ReleaseTestSuccess => "test-success",
+                Event::ReleaseTestFailure => "test-failure",
+                Event::CrdInstall => "crd-install",
+            }
+        }
+
+        /// The event of a `helm.sh/hook` annotation value (Helm 2's names; `test` is
+        /// Helm 3's name of `test-success`).
+        pub fn from_annotation(text: &str) -> Option<Event> {
+            let all = [
+                Event::PreInstall,
+                Event::PostInstall,
+                Event::PreDelete,
+                Event::PostDelete,
+                Event::PreUpgrade,
+                Event::PostUpgrade,
+                Event::PreRollback,
+                Event::PostRollback,
+                Event::ReleaseTestSuccess,
+                Event::ReleaseTestFailure,
+                Event::CrdInstall,
+            ];
+            match text.trim() {
+                "test" => Some(Event::ReleaseTestSuccess),
+                other => all.into_iter().find(|e| e.annotation() == other),
+            }
+        }
+    }
+
+    /// `hapi.release.Hook.DeletePolicy`.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, prost::Enumeration)]
+    #[repr(i32)]
+    pub enum DeletePolicy {
+        /// `hook-succeeded`.
+        Succeeded = 0,
+        /// `hook-failed`.
+        Failed = 1,
+        /// `before-hook-creation`.
+        BeforeHookCreation = 2,
+    }
+
+    impl DeletePolicy {
+        /// The `helm.sh/hook-delete-policy` value.
+        pub fn annotation(self) -> &'static str {
+            match self {
+                DeletePolicy::Succeeded => "hook-succeeded",
+                DeletePolicy::Failed => "hook-failed",
+                DeletePolicy::BeforeHookCreation => "before-hook-creation",
+            }
+        }
+    }
+
+    /// `hapi.release.Hook`.
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct Hook {
+        /// Object name.
+        #[prost(string, tag = "1")]
+        pub name: String,
+        /// Object kind.
+        #[prost(string, tag = "2")]
+        pub kind: String,
+        /// Template path.
+        #[prost(string, tag = "3")]
+        pub path: String,
+        /// The document.
+        #[prost(string, tag = "4")]
+        pub manifest: String,
+        /// Events it runs on.
+        #[prost(enumeration = "Event", repeated, tag = "5")]
+        pub events: Vec<i32>,
+        /// Last run.
+        #[prost(message, optional, tag = "6")]
+        pub last_run: Option<Timestamp>,
+        /// Weight.
+        #[prost(int32, tag = "7")]
+        pub weight: i32,
+        /// Delete policies.
+        #[prost(enumeration = "DeletePolicy", repeated, tag = "8")]
+        pub delete_policies: Vec<i32>,
+        /// Seconds to wait for deletion.
+        #[prost(int64, tag = "9")]
+        pub delete_timeout: i64,
+    }
+
+    /// `hapi.release.Release`.
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct Release {
+        /// Release name (unique in the cluster).
+        #[prost(string, tag = "1")]
+        pub name: String,
+        /// Status and times.
+        #[prost(message, optional, tag = "2")]
+        pub info: Option<Info>,
+        /// The chart with its subcharts.
+        #[prost(message, optional, tag = "3")]
+        pub chart: Option<Chart>,
+        /// User-supplied values (raw YAML).
+        #[prost(message, optional, tag = "4")]
+        pub config: Option<Config>,
+        /// Rendered non-hook manifests.
+        #[prost(string, tag = "5")]
+        pub manifest: String,
+        /// Hooks.
+        #[prost(message, repeated, tag = "6")]
+        pub hooks: Vec<Hook>,
+        /// Revision, from 1.
+        #[prost(int32, tag = "7")]
+        pub version: i32,
+        /// Namespace the release's objects live in.
+        #[prost(string, tag = "8")]
+        pub namespace: String,
+    }
+
+    impl Release {
+        /// The status code (unknown numbers read as `Unknown`).
+        pub fn code(&self) -> Code {
+            self.info
+                .as_ref()
+                .and_then(|i| i.status.as_ref())
+                .and_then(|s| Code::try_from(s.code).ok())
+                .unwrap_or(Code::Unknown)
+        }
+    }
+}
+
+/// Why a Tiller record cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    /// `data.release` is not base64.
+    #[error("release data is not base64: {0}")]
+    Base64(String),
+    /// The gzip stream is broken.
+    #[error("release data is not valid gzip: {0}")]
+    Gzip(String),
+    /// The protobuf message is broken.
+    #[error("release data is not a hapi.release.Release message: {0}")]
+    Protobuf(String),
+    /// The storage object lacks what Tiller always writes.
+    #[error("release record: {0}")]
+    Object(String),
+}
+
+/// Tiller's default namespace for its records.
+pub const DEFAULT_NAMESPACE: &str = "kube-system";
+
+/// `<name>.v<revision>`.
+pub fn record_name(name: &str, version: u32) -> String {
+    format!("{name}.v{version}")
+}
+
+/// The label selector of every record of `name`.
+pub fn history_selector(name: &str) -> String {
+    format!("NAME={name},OWNER=TILLER")
+}
+
+/// The label selector of every Tiller record.
+pub const ALL_RECORDS_SELECTOR: &str = "OWNER=TILLER";
+
+/// `data.release` of a record: `base64(gzip(protobuf))`, gzip at best compression as Tiller
+/// writes it.
+pub fn encode(release: &release::Release) -> String {
+    let bytes = release.encode_to_vec();
+    let mut gzip = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    // Writing into a Vec cannot fail.
+    let compressed = gzip
+        .write_all(&bytes)
+        .and_then(|()| gzip.finish())
+        .unwrap_or_default();
+    base64::engine::general_purpose::STANDARD.encode(compressed)
+}
+
+/// Read `data.release`; gunzips only when the gzip magic is present, as Tiller does.
+pub fn decode(data: &str) -> Result<release::Release, RecordError> {
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(data.trim().as_bytes())
+        .map_err(|e| RecordError::Base64(e.to_string()))?;
+    let bytes = if bytes.starts_with(&[0x1f, 0x8b, 0x08]) {
+        let mut out = Vec::new();
+        flate2::read::GzDecoder::new(bytes.as_slice())
+            .read_to_end(&mut out)
+            .map_err(|e| RecordError::Gzip(e.to_string()))?;
+        out
+    } else {
+        bytes
+    };
+    release::Release::decode(bytes.as_slice()).map_err(|e| RecordError::Protobuf(e.to_string()))
+}
+
+/// Which time label a write sets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stamp {
+    /// `CREATED_AT` (a new record).
+    Created(u64),
+    /// `MODIFIED_AT` (an update).
+    Modified(u64),
+}
+
+/// The ConfigMap (or, with `secret`, the Opaque Secret) Tiller writes for `release` in
+/// `namespace`. A Secret's data is base64 once more, as the Kubernetes API requires.
+pub fn storage_object(
+    release: &release::Release,
+    namespace: &str,
+    secret: bool,
+    stamp: Stamp,
+    created_at: Option<u64>,
+) -> serde_json::Value {
+    let mut labels = serde_json::Map::new();
+    labels.insert("NAME".into(), release.name.clone().into());
+    labels.insert("OWNER".into(), "TILLER".into());
+    labels.insert("STATUS".into(), release.code().label().into());
+    labels.insert("VERSION".into(), release.version.to_string().into());
+    match stamp {
+        Stamp::Created(at) => {
+            labels.insert("CREATED_AT".into(), at.to_string().into());
+        }
+        Stamp::Modified(at) => {
+            if let Some(created) = created_at {
+                labels.insert("CREATED_AT".into(), created.to_string().into());
+            }
+            labels.insert("MODIFIED_AT".into(), at.to_string().into());
+        }
+    }
+    let data = encode(release);
+    let metadata = serde_json::json!({
+        "name": record_name(&release.name, release.version.max(0) as u32),
+        "namespace": namespace,
+        "labels": labels,
+    });
+    if secret {
+        serde_json::json!({
+            "apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+            "metadata": metadata,
+            "data": {"release": base64::engine::general_purpose::STANDARD.encode(data)},
+        })
+    } else {
+        serde_json::json!({
+            "apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": metadata,
+            "data": {"release": data},
+        })
+    }
+}
+
+/// The release of a stored ConfigMap or Secret (JSON as the API returns it).
+pub fn from_storage_object(object: &serde_json::Value) -> Result<release::Release, RecordError> {
+    let data = object
+        .pointer("/data/release")
+        .and_then(|v| v.as_str())
+        .ok_or_else(|| RecordError::Object("no data.release".into()))?;
+    let is_secret = object.get("kind").and_then(|k| k.as_str()) == Some("Secret");
+    if is_secret {
+        let inner = base64::engine::general_purpose::STANDARD
+            .decode(data.as_bytes())
+            .map_err(|e| RecordError::Base64(e.to_string()))?;
+        let inner = String::from_utf8(inner).map_err(|e| RecordError::Base64(e.to_string()))?;
+        decode(&inner)
+    } else {
+        decode(data)
+    }
+}
+
+/// The `CREATED_AT` label of a stored record, if any.
+pub fn created_at(object: &serde_json::Value) -> Option<u64> {
+    object
+        .pointer("/metadata/labels/CREATED_AT")
+        .and_then(|v| v.as_str())
+        .and_then(|v| v.parse().ok())
+}
+
+/// A loaded chart as Tiller stores it: Chart.yaml as `Metadata`, `templates/**`, values.yaml
+/// raw, every other file as `Any{type_url: path}`, and subcharts under `dependencies`.
+pub fn chart_of(chart: &Chart) -> chart::Chart {
+    let meta = &chart.metadata;
+    let metadata = chart::Metadata {
+        name: meta.name.clone(),
+        home: meta.home.clone(),
+        sources: meta.sources.clone(),
+        version: meta.version.clone(),
+        description: meta.description.clone(),
+        keywords: meta.keywords.clone(),
+        maintainers: meta
+            .maintainers
+            .iter()
+            .map(|m| chart::Maintainer {
+                name: m.name.clone(),
+                email: m.email.clone(),
+                url: m.url.clone(),
+            })
+            .collect(),
+        engine: "gotpl".into(),
+        icon: meta.icon.clone(),
+        api_version: meta.api_version.clone(),
+        condition: meta.condition.clone(),
+        tags: meta.tags.clone(),
+        app_version: meta.app_version.clone(),
+        deprecated: meta.deprecated,
+        tiller_version: String::new(),
+        annotations: meta.annotations.clone(),
+        kube_version: meta.kube_version.clone(),
+    };
+    let raw_values = chart
+        .raw_values
+        .as_ref()
+        .map(|raw| String::from_utf8_lossy(raw).into_owned())
+        .unwrap_or_default();
+    chart::Chart {
+        metadata: Some(metadata),
+        templates: chart
+            .templates
+            .iter()
+            .map(|t| chart::Template {
+                name: t.name.clone(),
+                data: t.data.clone(),
+            })
+            .collect(),
+        dependencies: chart.dependencies().iter().map(chart_of).collect(),
+        values: Some(chart::Config {
+            raw: raw_values,
+            values: BTreeMap::new(),
+        }),
+        files: chart
+            .files
+            .iter()
+            .map(|f| protobuf::Any {
+                type_url: f.name.clone(),
+                value: f.data.clone(),
+            })
+            .collect(),
+    }
+}
+
+/// RFC 3339 text of a timestamp as Helm 3 records it (`""` for none).
+fn time_text(stamp: Option<&protobuf::Timestamp>) -> String {
+    match stamp {
+        Some(t) if t.seconds != 0 || t.nanos != 0 => {
+            crate::release::format_time(t.seconds, u32::try_from(t.nanos).unwrap_or(0))
+        }
+        _ => String::new(),
+    }
+}
+
+/// helm-2to3's status mapping: the enum name lowercased with dashes, `deleted` →
+/// `uninstalled`, `deleting` → `uninstalling`.
+pub fn status_v3(code: release::Code) -> Status {
+    use release::Code;
+    match code {
+        Code::Unknown => Status::Unknown,
+        Code::Deployed => Status::Deployed,
+        Code::Deleted => Status::Uninstalled,
+        Code::Superseded => Status::Superseded,
+        Code::Failed => Status::Failed,
+        Code::Deleting => Status::Uninstalling,
+        Code::PendingInstall => Status::PendingInstall,
+        Code::PendingUpgrade => Status::PendingUpgrade,
+        Code::PendingRollback => Status::PendingRollback,
+    }
+}
+
+fn yaml_value(raw: &str) -> Value {
+    if raw.trim().is_empty() {
+        return Value::new_map();
+    }
+    capstan_goyaml::from_yaml_map(raw).unwrap_or_else(|_| Value::new_map())
+}
+
+/// A v2 record as a Helm 3 release, by helm-2to3's mapping: same name, namespace and
+/// revision; status, notes and hook events renamed; the chart without subcharts (v3 does
+/// not store them), its files named by `type_url`, values and config parsed from raw YAML.
+pub fn to_v3(v2: &release::Release) -> Release {
+    let info = v2.info.clone().unwrap_or_default();
+    let status = info.status.clone().unwrap_or_default();
+    let code = release::Code::try_from(status.code).unwrap_or(release::Code::Unknown);
+    let test_runs: BTreeMap<String, (release::TestRunStatus, String, String)> = status
+        .last_test_suite_run
+        .iter()
+        .flat_map(|suite| suite.results.iter())
+        .map(|run| {
+            (
+                run.name.clone(),
+                (
+                    release::TestRunStatus::try_from(run.status)
+                        .unwrap_or(release::TestRunStatus::Unknown),
+                    time_text(run.started_at.as_ref()),
+                    time_text(run.completed_at.as_ref()),
+                ),
+            )
+        })
+        .collect();
+    let hooks =
+        v2.hooks
+            .iter()
+            .map(|hook| {
+                let events: Vec<String> =
+                    hook.events
+                        .iter()
+                        .filter_map(|e| release::Event::try_from(*e).ok())
+                        .map(|e| match e {
+                            release::Event::ReleaseTestSuccess
+                            | release::Event::ReleaseTestFailure => "test".to_owned(),
+                            other => other.annotation().to_owned(),
+                        })
+                        .collect();
+                let last_run = match test_runs.get(&hook.name) {
+                    Some((outcome, started, completed)) => HookExecution {
+                        started_at: started.clone(),
+                        completed_at: completed.clone(),
+                        phase: match outcome {
+                            release::TestRunStatus::Success => "Succeeded".into(),
+                            release::TestRunStatus::Failure => "Failed".into(),
+                            _ => String::new(),
+                        },
+                    },
+                    None => HookExecution::default(),
+                };
+                HookRecord {
+                    name: hook.name.clone(),
+                    kind: hook.kind.clone(),
+                    path: hook.path.clone(),
+                    manifest: hook.manifest.clone(),
+                    events,
+                    last_run,
+                    weight: i64::from(hook.weight),
+                    delete_policies: hook
+                        .delete_policies
+                        .iter()
+                        .filter_map(|p| release::DeletePolicy::try_from(*p).ok())
+                        .map(|p| p.annotation().to_owned())
+                        .collect(),
+                    output_log_policies: Vec::new(),
+                }
+            })
+            .collect();
+    let chart = v2.chart.as_ref().map(chart_v3);
+    Release {
+        name: v2.name.clone(),
+        info: Some(Info {
+            first_deployed: time_text(info.first_deployed.as_ref()),
+            last_deployed: time_text(info.last_deployed.as_ref()),
+            deleted: time_text(info.deleted.as_ref()),
+            description: info.description.clone(),
+            status: status_v3(code),
+            notes: status.notes.clone(),
+        }),
+        chart,
+        config: yaml_value(v2.config.as_ref().map_or("", |c| c.raw.as_str())),
+        manifest: v2.manifest.clone(),
+        hooks,
+        version: u32::try_from(v2.version).unwrap_or(0),
+        namespace: v2.namespace.clone(),
+        labels: BTreeMap::new(),
+    }
+}
+
+/// The v3 record of a v2 chart (`type: application`, no dependencies, files by path).
+fn chart_v3(chart: &chart::Chart) -> ChartRecord {
+    let meta = chart.metadata.clone().unwrap_or_default();
+    let mut map = Map::new();
+    let text = |s: &str| Value::from(s);
+    let list = |items: &[String]| {
+        if items.is_empty() {
+            Value::Nil
+        } else {
+            Value::from(
+                items
+                    .iter()
+                    .map(|s| Value::from(s.as_str()))
+                    .collect::<Vec<_>>(),
+            )
+        }
+    };
+    map.insert("name".into(), text(&meta.name));
+    if !meta.home.is_empty() {
+        map.insert("home".into(), text(&meta.home));
+    }
+    if !meta.sources.is_empty() {
+        map.insert("sources".into(), list(&meta.sources));
+    }
+    map.insert("version".into(), text(&meta.version));
+    if !meta.description.is_empty() {
+        map.insert("description".into(), text(&meta.description));
+    }
+    if !meta.keywords.is_empty() {
+        map.insert("keywords".into(), list(&meta.keywords));
+    }
+    if !meta.maintainers.is_empty() {
+        let people: Vec<Value> = meta
+            .maintainers
+            .iter()
+            .map(|m| {
+                let mut person = Map::new();
+                person.insert("name".into(), text(&m.name));
+                if !m.email.is_empty() {
+                    person.insert("email".into(), text(&m.email));
+                }
+                if !m.url.is_empty() {
+                    person.insert("url".into(), text(&m.url));
+                }
+                Value::from(person)
+            })
+            .collect();
+        map.insert("maintainers".into(), Value::from(people));
+    }
+    if !meta.icon.is_empty() {
+        map.insert("icon".into(), text(&meta.icon));
+    }
+    map.insert("apiVersion".into(), text(&meta.api_version));
+    if !meta.condition.is_empty() {
+        map.insert("condition".into(), text(&meta.condition));
+    }
+    if !meta.tags.is_empty() {
+        map.insert("tags".into(), text(&meta.tags));
+    }
+    if !meta.app_version.is_empty() {
+        map.insert("appVersion".into(), text(&meta.app_version));
+    }
+    if meta.deprecated {
+        map.insert("deprecated".into(), Value::from(true));
+    }
+    if !meta.annotations.is_empty() {
+        let mut annotations = Map::new();
+        for (k, v) in &meta.annotations {
+            annotations.insert(k.clone(), text(v));
+        }
+        map.insert("annotations".into(), Value::from(annotations));
+    }
+    if !meta.kube_version.is_empty() {
+        map.insert("kubeVersion".into(), text(&meta.kube_version));
+    }
+    map.insert("type".into(), text("application"));
+    let files = |list: Vec<ChartFile>| (!list.is_empty()).then_some(list);
+    ChartRecord {
+        metadata: Value::from(map),
+        lock: Value::Nil,
+        templates: files(
+            chart
+                .templates
+                .iter()
+                .map(|t| ChartFile {
+                    name: t.name.clone(),
+                    data: t.data.clone(),
+                })
+                .collect(),
+        ),
+        values: yaml_value(chart.values.as_ref().map_or("", |c| c.raw.as_str())),
+        schema: None,
+        files: files(
+            chart
+                .files
+                .iter()
+                .map(|f| ChartFile {
+                    name: f.type_url.clone(),
+                    data: f.value.clone(),
+                })
+                .collect(),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> release::Release {
+        release::Release {
+            name: "demo".into(),
+            info: Some(release::Info {
+                status: Some(release::Status {
+                    code: release::Code::Deployed as i32,
+                    notes: "hello".into(),
+                    ..Default::default()
+                }),
+                first_deployed: Some(protobuf::Timestamp {
+                    seconds: 1_600_000_000,
+                    nanos: 5,
+                }),
+                last_deployed: Some(protobuf::Timestamp {
+                    seconds: 1_600_000_100,
+                    nanos: 0,
+                }),
+                deleted: None,
+                description: "Install complete".into(),
+            }),
+            chart: Some(chart::Chart {
+                metadata: Some(chart::Metadata {
+                    name: "web".into(),
+                    version: "1.2.3".into(),
+                    api_version: "v1".into(),
+                    engine: "gotpl".into(),
+                    ..Default::default()
+                }),
+                templates: vec![chart::Template {
+                    name: "templates/cm.yaml".into(),
+                    data: b"kind: ConfigMap".to_vec(),
+                }],
+                dependencies: vec![chart::Chart {
+                    metadata: Some(chart::Metadata {
+                        name: "sub".into(),
+                        version: "0.1.0".into(),
+                        ..Default::default()
+                    }),
+                    ..Default::default()
+                }],
+                values: Some(chart::Config {
+                    raw: "replicas: 1\n".into(),
+                    values: BTreeMap::new(),
+                }),
+                files: vec![protobuf::Any {
+                    type_url: "README.md".into(),
+                    value: b"# web".to_vec(),
+                }],
+            }),
+            config: Some(chart::Config {
+                raw: "replicas: 3\n".into(),
+                values: BTreeMap::new(),
+            }),
+            manifest: "---\nkind: ConfigMap\n".into(),
+            hooks: vec![release::Hook {
+                name: "migrate".into(),
+                kind: "Job".into(),
+                events: vec![
+                    release::Event::PreInstall as i32,
+                    release::Event::CrdInstall as i32,
+                ],
+                weight: -5,
+                delete_policies: vec![release::DeletePolicy::BeforeHookCreation as i32],
+                ..Default::default()
+            }],
+            version: 3,
+            namespace: "apps".into(),
+        }
+    }
+
+    #[test]
+    fn records_round_trip_through_tillers_encoding() {
+        let release = sample();
+        let data = encode(&release);
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(&data)
+            .unwrap();
+        assert_eq!(&bytes[..3], &[0x1f, 0x8b, 0x08], "gzip, as Tiller writes");
+        assert_eq!(decode(&data).unwrap(), release);
+        // Uncompressed data (older Tillers) reads too.
+        let plain = base64::engine::general_purpose::STANDARD.encode(release.encode_to_vec());
+        assert_eq!(decode(&plain).unwrap(), release);
+        assert!(matches!(decode("%%%"), Err(RecordError::Base64(_))));
+    }
+
+    #[test]
+    fn storage_objects_carry_tillers_name_and_labels() {
+        let release = sample();
+        let object = storage_object(&release, "kube-system", false, Stamp::Created(42), None);
+        assert_eq!(object["metadata"]["name"], "demo.v3");
+        assert_eq!(object["metadata"]["namespace"], "kube-system");
+        let labels = &object["metadata"]["labels"];
+        assert_eq!(labels["NAME"], "demo");
+        assert_eq!(labels["OWNER"], "TILLER");
+        assert_eq!(labels["STATUS"], "DEPLOYED");
+        assert_eq!(labels["VERSION"], "3");
+        assert_eq!(labels["CREATED_AT"], "42");
+        assert_eq!(from_storage_object(&object).unwrap(), release);
+        let secret = storage_object(&release, "kube-system", true, Stamp::Modified(50), Some(42));
+        assert_eq!(secret["kind"], "Secret");
+        assert_eq!(secret["metadata"]["labels"]["MODIFIED_AT"], "50");
+        assert_eq!(created_at(&secret), Some(42));
+        assert_eq!(from_storage_object(&secret).unwrap(), release);
+    }
+
+    #[test]
+    fn v2_records_convert_with_helm_2to3s_mapping() {
+        let v3 = to_v3(&sample());
+        assert_eq!((v3.name.as_str(), v3.version), ("demo", 3));
+        assert_eq!(v3.namespace, "apps");
+        let info = v3.info.unwrap();
+        assert_eq!(info.status, Status::Deployed);
+        assert_eq!(info.notes, "hello");
+        assert_eq!(info.first_deployed, "2020-09-13T12:26:40.000000005Z");
+        assert_eq!(info.deleted, "");
+        assert_eq!(v3.hooks[0].events, ["pre-install", "crd-install"]);
+        assert_eq!(v3.hooks[0].delete_policies, ["before-hook-creation"]);
+        assert_eq!(v3.hooks[0].weight, -5);
+        let chart = v3.chart.unwrap();
+        assert_eq!(chart.name(), "web");
+        assert_eq!(chart.version(), "1.2.3");
+        assert_eq!(chart.files.unwrap()[0].name, "README.md");
+        assert_eq!(
+            capstan_goyaml::to_yaml(&v3.config).unwrap(),
+            "replicas: 3\n"
+        );
+        assert_eq!(status_v3(release::Code::Deleted), Status::Uninstalled);
+        assert_eq!(status_v3(release::Code::Deleting), Status::Uninstalling);
+    }
+
+    #[test]
+    fn hook_annotations_name_helm_2_events() {
+        assert_eq!(
+            release::Event::from_annotation("crd-install"),
+            Some(release::Event::CrdInstall)
+        );
+        assert_eq!(
+            release::Event::from_annotation(" test "),
+            Some(release::Event::ReleaseTestSuccess)
+        );
+        assert_eq!(release::Event::from_annotation("pre-sync"), None);
+    }
+}
