@@ -1,64 +1,78 @@
-//! `backend-helm2`: the Helm v2 release backend (Tiller ConfigMap storage) component (world `backend-plugin`).
-//!
-//! Status: the component loads and answers every call, but releases, rendering and storage
-//! are not implemented yet; each operation returns an `unsupported` error that says so.
-//! Rendering comes with the rendering issue (#3), releases with the Helm v2 backend issue.
+//! `backend-helm2`: the Helm v2 release backend component (world `backend-plugin`), without
+//! Tiller: it keeps Tiller-compatible records (`tiller_store`) that Helm 2's `helm` and
+//! Tiller read, with the same lifecycle as `backend-helm3` (`capstan-release`: install and
+//! upgrade with hooks and `wait`, atomic installs, rollback, uninstall, `plan`). Helm 2's
+//! rules that differ: release names are unique in the cluster, and uninstall purges the
+//! records unless `keep-history` is asked (then they stay `DELETED`, reserving the name).
 
 use capstan_plugin_sdk::backend::capstan::plugin::types::{
-    ChartArtifact, Error, ErrorCode, ReleaseId, ReleaseInfo,
+    ChartArtifact, Error, ReleaseId, ReleaseInfo,
 };
 use capstan_plugin_sdk::backend::exports::capstan::plugin::backend::{
     ChartInput, Guest, Rendered, SyncOptions, SyncOutcome, SyncPlan, SyncRequest, TemplateOptions,
     UninstallOptions, ValueLayer,
 };
+use capstan_release::{package, plan, render, rollback, store, sync, uninstall};
 
-const NAME: &str = "backend-helm2";
+mod tiller_store;
 
-fn unsupported(operation: &str) -> Error {
-    Error::new(
-        ErrorCode::Unsupported,
-        format!("{NAME}: `{operation}` is not implemented in this build"),
-    )
+static TILLER: tiller_store::TillerStore = tiller_store::TillerStore;
+
+/// Every call keeps records in Tiller's store.
+fn tiller() {
+    store::use_store(&TILLER);
 }
 
 struct Helm2;
 
 impl Guest for Helm2 {
-    fn sync(_request: SyncRequest) -> Result<SyncOutcome, Error> {
-        Err(unsupported("sync"))
+    fn sync(request: SyncRequest) -> Result<SyncOutcome, Error> {
+        tiller();
+        sync::sync(request)
     }
     fn uninstall(
-        _release: ReleaseId,
-        _options: UninstallOptions,
+        release: ReleaseId,
+        options: UninstallOptions,
     ) -> Result<Option<ReleaseInfo>, Error> {
-        Err(unsupported("uninstall"))
+        tiller();
+        uninstall::uninstall(&release, &options)
     }
-    fn status(_release: ReleaseId) -> Result<Option<ReleaseInfo>, Error> {
-        Err(unsupported("status"))
+    fn status(release: ReleaseId) -> Result<Option<ReleaseInfo>, Error> {
+        tiller();
+        Ok(store::history(&release)?.last().map(store::info))
     }
-    fn history(_release: ReleaseId, _max: u32) -> Result<Vec<ReleaseInfo>, Error> {
-        Err(unsupported("history"))
+    fn history(release: ReleaseId, max: u32) -> Result<Vec<ReleaseInfo>, Error> {
+        tiller();
+        let records = store::history(&release)?;
+        let limit = if max == 0 {
+            records.len()
+        } else {
+            max as usize
+        };
+        Ok(records.iter().rev().take(limit).map(store::info).collect())
     }
     fn rollback(
-        _release: ReleaseId,
-        _revision: Option<u32>,
-        _options: SyncOptions,
+        release: ReleaseId,
+        revision: Option<u32>,
+        options: SyncOptions,
     ) -> Result<ReleaseInfo, Error> {
-        Err(unsupported("rollback"))
+        tiller();
+        rollback::rollback(&release, revision, &options)
     }
-    fn plan(_request: SyncRequest) -> Result<SyncPlan, Error> {
-        Err(unsupported("plan"))
+    fn plan(request: SyncRequest) -> Result<SyncPlan, Error> {
+        tiller();
+        Ok(plan::decide(&request)?.plan)
     }
-    fn package(_chart: ChartInput) -> Result<ChartArtifact, Error> {
-        Err(unsupported("package"))
+    fn package(chart: ChartInput) -> Result<ChartArtifact, Error> {
+        package::package(chart)
     }
     fn template(
-        _release: ReleaseId,
-        _chart: ChartArtifact,
-        _values: Vec<ValueLayer>,
-        _options: TemplateOptions,
+        release: ReleaseId,
+        chart: ChartArtifact,
+        values: Vec<ValueLayer>,
+        options: TemplateOptions,
     ) -> Result<Rendered, Error> {
-        Err(unsupported("template"))
+        render::template(release, chart, values, options)
     }
 }
 

@@ -19,18 +19,7 @@ use capstan_plugin_sdk::backend::exports::capstan::plugin::backend::{
     UninstallOptions, ValueLayer,
 };
 
-mod crds;
-mod hooks;
-mod objects;
-mod package;
-mod plan;
-mod render;
-mod rollback;
-mod store;
-mod sync;
-mod uninstall;
-mod values;
-mod wait;
+use capstan_release::{package, plan, render, rollback, store, sync, uninstall};
 
 struct Helm3;
 

@@ -166,6 +166,10 @@ pub struct ChartRecord {
     pub schema: Option<Vec<u8>>,
     /// Every other file (None: `null`).
     pub files: Option<Vec<ChartFile>>,
+    /// Subcharts. Not part of Helm v3's JSON (v3 does not store them); Helm v2 records do.
+    pub subcharts: Vec<ChartRecord>,
+    /// values.yaml as written. Not part of Helm v3's JSON; Helm v2 records store it.
+    pub raw_values: Option<Vec<u8>>,
 }
 
 /// `release.HookExecution`.
@@ -428,6 +432,12 @@ impl ChartRecord {
             values: chart.values.clone(),
             schema: chart.schema.clone(),
             files: files(&chart.files),
+            subcharts: chart
+                .dependencies()
+                .iter()
+                .map(ChartRecord::from_chart)
+                .collect(),
+            raw_values: chart.raw_values.clone(),
         }
     }
 
@@ -646,6 +656,8 @@ fn chart_from(value: &Value) -> Result<ChartRecord, ReleaseError> {
             values: field(c, "values").cloned().unwrap_or_default(),
             schema: bytes(c, "schema", "chart")?,
             files: chart_files(c, "files")?,
+            subcharts: Vec::new(),
+            raw_values: None,
         })
     })
 }

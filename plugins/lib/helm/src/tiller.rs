@@ -900,6 +900,251 @@ fn chart_v3(chart: &chart::Chart) -> ChartRecord {
                 })
                 .collect(),
         ),
+        subcharts: chart.dependencies.iter().map(chart_v3).collect(),
+        raw_values: chart.values.as_ref().map(|c| c.raw.clone().into_bytes()),
+    }
+}
+
+/// Seconds and nanoseconds of an RFC 3339 time as Helm records them
+/// (`2006-01-02T15:04:05.999999999Z07:00`); `None` for `""` or text that is not one.
+pub fn parse_time(text: &str) -> Option<protobuf::Timestamp> {
+    let text = text.trim();
+    if text.is_empty() || text.len() < 20 {
+        return None;
+    }
+    let number = |range: std::ops::Range<usize>| text.get(range)?.parse::<i64>().ok();
+    let (year, month, day) = (number(0..4)?, number(5..7)?, number(8..10)?);
+    let (hour, minute, second) = (number(11..13)?, number(14..16)?, number(17..19)?);
+    let rest = &text[19..];
+    let (fraction, zone) = match rest.strip_prefix('.') {
+        Some(after) => {
+            let digits = after.find(|c: char| !c.is_ascii_digit())?;
+            (&after[..digits], &after[digits..])
+        }
+        None => ("", rest),
+    };
+    let nanos: i32 = if fraction.is_empty() {
+        0
+    } else {
+        format!("{:0<9}", &fraction[..fraction.len().min(9)])
+            .parse()
+            .ok()?
+    };
+    let offset = match zone {
+        "Z" | "z" => 0,
+        _ => {
+            let sign = match zone.as_bytes().first()? {
+                b'+' => 1,
+                b'-' => -1,
+                _ => return None,
+            };
+            let hours: i64 = zone.get(1..3)?.parse().ok()?;
+            let minutes: i64 = zone.get(4..6)?.parse().ok()?;
+            sign * (hours * 3600 + minutes * 60)
+        }
+    };
+    // Days from the civil date (Howard Hinnant's days_from_civil).
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some(protobuf::Timestamp {
+        seconds: days * 86_400 + hour * 3600 + minute * 60 + second - offset,
+        nanos,
+    })
+}
+
+/// helm-2to3's status mapping, reversed.
+pub fn status_v2(status: Status) -> release::Code {
+    use release::Code;
+    match status {
+        Status::Unknown => Code::Unknown,
+        Status::Deployed => Code::Deployed,
+        Status::Uninstalled => Code::Deleted,
+        Status::Superseded => Code::Superseded,
+        Status::Failed => Code::Failed,
+        Status::Uninstalling => Code::Deleting,
+        Status::PendingInstall => Code::PendingInstall,
+        Status::PendingUpgrade => Code::PendingUpgrade,
+        Status::PendingRollback => Code::PendingRollback,
+    }
+}
+
+fn metadata_text(map: &Value, key: &str) -> String {
+    match map {
+        Value::Map(m) => m
+            .borrow()
+            .get(key)
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_default(),
+        _ => String::new(),
+    }
+}
+
+fn metadata_list(map: &Value, key: &str) -> Vec<String> {
+    match map {
+        Value::Map(m) => match m.borrow().get(key) {
+            Some(Value::List(items)) => items
+                .iter()
+                .filter_map(|v| v.as_str().map(str::to_owned))
+                .collect(),
+            _ => Vec::new(),
+        },
+        _ => Vec::new(),
+    }
+}
+
+/// A v3 chart record as Tiller stores a chart (the inverse of helm-2to3's chart mapping;
+/// subcharts and values.yaml's text come from the record when it was made from a loaded
+/// chart).
+pub fn chart_v2(record: &ChartRecord) -> chart::Chart {
+    let m = &record.metadata;
+    let maintainers = match m {
+        Value::Map(map) => match map.borrow().get("maintainers") {
+            Some(Value::List(people)) => people
+                .iter()
+                .map(|p| chart::Maintainer {
+                    name: metadata_text(p, "name"),
+                    email: metadata_text(p, "email"),
+                    url: metadata_text(p, "url"),
+                })
+                .collect(),
+            _ => Vec::new(),
+        },
+        _ => Vec::new(),
+    };
+    let annotations = match m {
+        Value::Map(map) => match map.borrow().get("annotations") {
+            Some(Value::Map(a)) => a
+                .borrow()
+                .iter()
+                .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned())))
+                .collect(),
+            _ => BTreeMap::new(),
+        },
+        _ => BTreeMap::new(),
+    };
+    let deprecated = matches!(m, Value::Map(map) if matches!(map.borrow().get("deprecated"), Some(Value::Bool(true))));
+    let raw_values = match &record.raw_values {
+        Some(raw) => String::from_utf8_lossy(raw).into_owned(),
+        None => match &record.values {
+            Value::Map(map) if map.borrow().is_empty() => String::new(),
+            Value::Nil => String::new(),
+            other => capstan_goyaml::to_yaml(other).unwrap_or_default(),
+        },
+    };
+    chart::Chart {
+        metadata: Some(chart::Metadata {
+            name: metadata_text(m, "name"),
+            home: metadata_text(m, "home"),
+            sources: metadata_list(m, "sources"),
+            version: metadata_text(m, "version"),
+            description: metadata_text(m, "description"),
+            keywords: metadata_list(m, "keywords"),
+            maintainers,
+            engine: "gotpl".into(),
+            icon: metadata_text(m, "icon"),
+            api_version: metadata_text(m, "apiVersion"),
+            condition: metadata_text(m, "condition"),
+            tags: metadata_text(m, "tags"),
+            app_version: metadata_text(m, "appVersion"),
+            deprecated,
+            tiller_version: metadata_text(m, "tillerVersion"),
+            annotations,
+            kube_version: metadata_text(m, "kubeVersion"),
+        }),
+        templates: record
+            .templates
+            .iter()
+            .flatten()
+            .map(|t| chart::Template {
+                name: t.name.clone(),
+                data: t.data.clone(),
+            })
+            .collect(),
+        dependencies: record.subcharts.iter().map(chart_v2).collect(),
+        values: Some(chart::Config {
+            raw: raw_values,
+            values: BTreeMap::new(),
+        }),
+        files: record
+            .files
+            .iter()
+            .flatten()
+            .map(|f| protobuf::Any {
+                type_url: f.name.clone(),
+                value: f.data.clone(),
+            })
+            .collect(),
+    }
+}
+
+/// A v3 release as a Tiller record (the inverse of [`to_v3`]): statuses and hook events
+/// mapped back, times parsed, values emitted as YAML.
+pub fn from_v3(v3: &Release) -> release::Release {
+    let info = v3.info.clone().unwrap_or_default();
+    let config_raw = match &v3.config {
+        Value::Map(map) if map.borrow().is_empty() => String::new(),
+        Value::Nil => String::new(),
+        other => capstan_goyaml::to_yaml(other).unwrap_or_default(),
+    };
+    let hooks = v3
+        .hooks
+        .iter()
+        .map(|hook| release::Hook {
+            name: hook.name.clone(),
+            kind: hook.kind.clone(),
+            path: hook.path.clone(),
+            manifest: hook.manifest.clone(),
+            events: hook
+                .events
+                .iter()
+                .filter_map(|e| release::Event::from_annotation(e))
+                .map(|e| e as i32)
+                .collect(),
+            last_run: parse_time(&hook.last_run.started_at),
+            weight: i32::try_from(hook.weight).unwrap_or(0),
+            delete_policies: hook
+                .delete_policies
+                .iter()
+                .filter_map(|p| match p.as_str() {
+                    "hook-succeeded" => Some(release::DeletePolicy::Succeeded as i32),
+                    "hook-failed" => Some(release::DeletePolicy::Failed as i32),
+                    "before-hook-creation" => {
+                        Some(release::DeletePolicy::BeforeHookCreation as i32)
+                    }
+                    _ => None,
+                })
+                .collect(),
+            delete_timeout: 0,
+        })
+        .collect();
+    release::Release {
+        name: v3.name.clone(),
+        info: Some(release::Info {
+            status: Some(release::Status {
+                code: status_v2(info.status) as i32,
+                resources: String::new(),
+                notes: info.notes.clone(),
+                last_test_suite_run: None,
+            }),
+            first_deployed: parse_time(&info.first_deployed),
+            last_deployed: parse_time(&info.last_deployed),
+            deleted: parse_time(&info.deleted),
+            description: info.description.clone(),
+        }),
+        chart: v3.chart.as_ref().map(chart_v2),
+        config: Some(chart::Config {
+            raw: config_raw,
+            values: BTreeMap::new(),
+        }),
+        manifest: v3.manifest.clone(),
+        hooks,
+        version: i32::try_from(v3.version).unwrap_or(i32::MAX),
+        namespace: v3.namespace.clone(),
     }
 }
 
@@ -1035,6 +1280,55 @@ mod tests {
         );
         assert_eq!(status_v3(release::Code::Deleted), Status::Uninstalled);
         assert_eq!(status_v3(release::Code::Deleting), Status::Uninstalling);
+    }
+
+    #[test]
+    fn times_parse_as_helm_writes_them() {
+        for (seconds, nanos) in [(0, 1), (1_600_000_000, 5), (1_767_225_600, 120_000_000)] {
+            let text = crate::release::format_time(seconds, nanos);
+            assert_eq!(
+                parse_time(&text),
+                Some(protobuf::Timestamp {
+                    seconds,
+                    nanos: nanos as i32
+                }),
+                "{text}"
+            );
+        }
+        assert_eq!(
+            parse_time("2020-09-13T14:26:40+02:00").map(|t| t.seconds),
+            Some(1_600_000_000)
+        );
+        assert_eq!(parse_time(""), None);
+        assert_eq!(parse_time("yesterday"), None);
+    }
+
+    #[test]
+    fn v3_to_v2_and_back_keeps_what_both_formats_hold() {
+        let original = sample();
+        let back = from_v3(&to_v3(&original));
+        assert_eq!(back.name, original.name);
+        assert_eq!(back.version, original.version);
+        assert_eq!(back.namespace, original.namespace);
+        assert_eq!(back.manifest, original.manifest);
+        assert_eq!(back.info, original.info);
+        assert_eq!(back.hooks[0].events, original.hooks[0].events);
+        assert_eq!(
+            back.hooks[0].delete_policies,
+            original.hooks[0].delete_policies
+        );
+        assert_eq!(back.config.as_ref().unwrap().raw, "replicas: 3\n");
+        let chart = back.chart.unwrap();
+        let was = original.chart.unwrap();
+        assert_eq!(chart.metadata.as_ref().unwrap().name, "web");
+        assert_eq!(chart.templates, was.templates);
+        assert_eq!(chart.files, was.files);
+        assert_eq!(chart.values, was.values);
+        assert_eq!(
+            chart.dependencies.len(),
+            1,
+            "subcharts survive the round trip"
+        );
     }
 
     #[test]

@@ -1,0 +1,21 @@
+//! The Helm release lifecycle shared by the release backend components: `sync` (install
+//! or upgrade, with hooks, CRDs, server-side apply and `wait`), `uninstall`, `rollback`,
+//! `plan`, `status`/`history`, and `template`/`package` through `capstan-helm`.
+//!
+//! The lifecycle keeps release records through [`store`], whose backing
+//! [`store::RecordStore`] each component chooses once at start: Helm v3's Secrets or
+//! ConfigMaps (`backend-helm3`, the default) or Tiller's ConfigMaps (`backend-helm2`). The
+//! lifecycle itself works on Helm v3's release model (`capstan_helm::release`).
+
+pub mod crds;
+pub mod hooks;
+pub mod objects;
+pub mod package;
+pub mod plan;
+pub mod render;
+pub mod rollback;
+pub mod store;
+pub mod sync;
+pub mod uninstall;
+pub mod values;
+pub mod wait;
