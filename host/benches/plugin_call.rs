@@ -27,6 +27,7 @@ fn config(file: &str) -> PluginConfig {
         wasi: WasiGrants::default(),
         kinds: Vec::new(),
         allowed_hosts: None,
+        storage_namespaces: Vec::new(),
     }
 }
 
@@ -178,6 +179,7 @@ fn contract_versions(c: &mut Criterion) {
                 .join("../tests/fixtures/source-git-0.1.1.wasm"),
             kinds: vec!["git".into()],
             allowed_hosts: None,
+            storage_namespaces: Vec::new(),
             ..config("source-git.wasm")
         })
         .expect("load 0.1.1");

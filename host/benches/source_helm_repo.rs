@@ -124,6 +124,7 @@ fn source_helm_repo(c: &mut Criterion) {
                 wasi: WasiGrants::default(),
                 kinds: Vec::new(),
                 allowed_hosts: None,
+                storage_namespaces: Vec::new(),
             })
             .expect("load plugin");
     }

@@ -96,6 +96,7 @@ fn source_sync(c: &mut Criterion) {
             wasi: WasiGrants::default(),
             kinds: Vec::new(),
             allowed_hosts: None,
+            storage_namespaces: Vec::new(),
         })
         .expect("load source-git");
     let tokio = tokio::runtime::Builder::new_multi_thread()

@@ -141,6 +141,11 @@ pub struct PluginConfig {
     /// globs its HTTP may reach, replacing the `runtimeConfig.allowedHosts` it ships with.
     #[serde(default)]
     pub allowed_hosts: Option<Vec<String>>,
+    /// For a backend: namespaces where it keeps release records besides each release's own
+    /// (Helm 2's Tiller namespace, e.g. `kube-system`); every call of the backend may reach
+    /// them.
+    #[serde(default)]
+    pub storage_namespaces: Vec<String>,
 }
 
 /// Which backend serves which release.
@@ -280,6 +285,22 @@ impl Config {
             if plugin.limits.memory_mib == 0 || plugin.limits.timeout_ms == 0 {
                 return Err(format!(
                     "plugins[{index}].limits of `{}` must be greater than zero",
+                    plugin.name
+                ));
+            }
+            if !plugin.storage_namespaces.is_empty() && plugin.world != PluginWorld::Backend {
+                return Err(format!(
+                    "plugins[{index}].storageNamespaces of `{}`: only backends keep release records",
+                    plugin.name
+                ));
+            }
+            if let Some(bad) = plugin
+                .storage_namespaces
+                .iter()
+                .find(|n| n.is_empty() || !n.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'))
+            {
+                return Err(format!(
+                    "plugins[{index}].storageNamespaces of `{}`: `{bad}` is not a namespace name",
                     plugin.name
                 ));
             }

@@ -552,6 +552,7 @@ async fn print_declared_kinds(file: &std::path::Path) -> anyhow::Result<()> {
         wasi: capstan::config::WasiGrants::default(),
         kinds: Vec::new(),
         allowed_hosts: None,
+        storage_namespaces: Vec::new(),
     };
     let loaded = runtime.load(&entry)?;
     if plugins::helm4::metadata_file(file).is_some() {
@@ -663,6 +664,7 @@ async fn run_plugin(
         wasi: capstan::config::WasiGrants::default(),
         kinds: legacy_kinds,
         allowed_hosts: None,
+        storage_namespaces: Vec::new(),
     };
     runtime.load(&entry)?;
     let (catalog, failures) =

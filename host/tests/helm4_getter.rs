@@ -39,6 +39,7 @@ fn config(name: &str, path: PathBuf, allowed_hosts: Option<Vec<String>>) -> Plug
         wasi: WasiGrants::default(),
         kinds: Vec::new(),
         allowed_hosts,
+        storage_namespaces: Vec::new(),
     }
 }
 

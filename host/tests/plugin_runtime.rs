@@ -37,6 +37,7 @@ fn entry(name: &str, file: &str, world: PluginWorld, limits: PluginLimits) -> Pl
         wasi: WasiGrants::default(),
         kinds: Vec::new(),
         allowed_hosts: None,
+        storage_namespaces: Vec::new(),
     }
 }
 
@@ -284,6 +285,7 @@ fn files_that_are_not_components_are_refused_naming_the_file() {
             wasi: WasiGrants::default(),
             kinds: Vec::new(),
             allowed_hosts: None,
+            storage_namespaces: Vec::new(),
         };
         let error = runtime.load(&config).map(|_| ()).unwrap_err();
         assert!(matches!(error, LoadError::NotComponent { .. }), "{error}");
@@ -561,6 +563,7 @@ fn a_previous_contract_source_component_needs_its_kinds_named() {
         wasi: WasiGrants::default(),
         kinds: kinds.iter().map(|k| (*k).to_owned()).collect(),
         allowed_hosts: None,
+        storage_namespaces: Vec::new(),
     };
     let error = runtime.load(&config(&[])).map(|_| ()).unwrap_err();
     let text = error.to_string();

@@ -49,6 +49,7 @@ fn load(file: &Path) -> PluginRuntime {
             wasi: WasiGrants::default(),
             kinds: Vec::new(),
             allowed_hosts: None,
+            storage_namespaces: Vec::new(),
         })
         .unwrap();
     runtime

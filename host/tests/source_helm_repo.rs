@@ -131,6 +131,7 @@ fn runtime(work: &Path) -> PluginRuntime {
                 wasi: WasiGrants::default(),
                 kinds: Vec::new(),
                 allowed_hosts: None,
+                storage_namespaces: Vec::new(),
             })
             .unwrap();
     }

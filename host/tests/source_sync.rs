@@ -90,6 +90,7 @@ async fn fixture_with_timeout(fetch_timeout: Duration) -> Fixture {
             wasi: WasiGrants::default(),
             kinds: Vec::new(),
             allowed_hosts: None,
+            storage_namespaces: Vec::new(),
         })
         .unwrap();
     let mut registry = prometheus_client::registry::Registry::default();
@@ -734,6 +735,7 @@ async fn a_previous_contract_component_serves_git_sources_through_the_adapter() 
             wasi: WasiGrants::default(),
             kinds: vec!["git".into()],
             allowed_hosts: None,
+            storage_namespaces: Vec::new(),
         })
         .unwrap();
     assert_eq!(loaded.wit_version(), "0.1.1");
@@ -797,6 +799,7 @@ async fn two_plugins_declaring_one_kind_are_refused_unless_the_configuration_pic
                 wasi: WasiGrants::default(),
                 kinds: Vec::new(),
                 allowed_hosts: None,
+                storage_namespaces: Vec::new(),
             })
             .unwrap();
     }

@@ -76,6 +76,7 @@ pub async fn host_probe_exercises_every_host_import(cluster: Arc<Cluster>) {
             wasi: WasiGrants::default(),
             kinds: Vec::new(),
             allowed_hosts: None,
+            storage_namespaces: Vec::new(),
         })
         .unwrap();
 

@@ -59,6 +59,20 @@ impl KubeGrant {
         }
     }
 
+    /// The same grant, also reaching namespaced objects in `extra` (a backend's record
+    /// storage namespaces, e.g. Helm 2's Tiller namespace).
+    pub fn with_namespaces(&self, extra: &[String]) -> KubeGrant {
+        if extra.iter().all(|n| self.namespaces.contains(n)) {
+            return self.clone();
+        }
+        let mut namespaces = (*self.namespaces).clone();
+        namespaces.extend(extra.iter().cloned());
+        KubeGrant {
+            namespaces: Arc::new(namespaces),
+            ..self.clone()
+        }
+    }
+
     /// The operator's client behind this grant (for the host's own bookkeeping, such as the
     /// release lock; never handed to the plugin).
     pub fn client(&self) -> &Client {

@@ -926,6 +926,17 @@ impl BackendPlugin {
         &self.handle.plugin.name
     }
 
+    /// `grants` with the backend's configured `storageNamespaces` added to its kube access.
+    fn with_storage(&self, mut grants: Grants) -> Grants {
+        let extra = &self.handle.plugin.config.storage_namespaces;
+        if !extra.is_empty()
+            && let Some(kube) = &grants.kube
+        {
+            grants.kube = Some(kube.with_namespaces(extra));
+        }
+        grants
+    }
+
     /// Run a call that changes `release` while holding the release's lock
     /// ([`crate::release_lock`]); without a `kube` grant the plugin cannot change anything,
     /// so there is nothing to lock.
@@ -955,6 +966,7 @@ impl BackendPlugin {
         request: &SyncRequest,
         grants: Grants,
     ) -> Result<SyncOutcome, CallError> {
+        let grants = self.with_storage(grants);
         let lock_grants = grants.clone();
         let call = async move {
             plugin_call!(self, "sync", grants, |b, store| b
@@ -972,6 +984,7 @@ impl BackendPlugin {
         options: UninstallOptions,
         grants: Grants,
     ) -> Result<Option<ReleaseInfo>, CallError> {
+        let grants = self.with_storage(grants);
         let lock_grants = grants.clone();
         let call = async move {
             plugin_call!(self, "uninstall", grants, |b, store| b
@@ -988,6 +1001,7 @@ impl BackendPlugin {
         release: &ReleaseId,
         grants: Grants,
     ) -> Result<Option<ReleaseInfo>, CallError> {
+        let grants = self.with_storage(grants);
         plugin_call!(self, "status", grants, |b, store| b
             .capstan_plugin_backend()
             .call_status(&mut store, release))
@@ -1000,6 +1014,7 @@ impl BackendPlugin {
         max: u32,
         grants: Grants,
     ) -> Result<Vec<ReleaseInfo>, CallError> {
+        let grants = self.with_storage(grants);
         plugin_call!(self, "history", grants, |b, store| b
             .capstan_plugin_backend()
             .call_history(&mut store, release, max))
@@ -1013,6 +1028,7 @@ impl BackendPlugin {
         options: &SyncOptions,
         grants: Grants,
     ) -> Result<ReleaseInfo, CallError> {
+        let grants = self.with_storage(grants);
         let lock_grants = grants.clone();
         let call = async move {
             plugin_call!(self, "rollback", grants, |b, store| b
@@ -1025,6 +1041,7 @@ impl BackendPlugin {
 
     /// `backend.plan`.
     pub async fn plan(&self, request: &SyncRequest, grants: Grants) -> Result<SyncPlan, CallError> {
+        let grants = self.with_storage(grants);
         plugin_call!(self, "plan", grants, |b, store| b
             .capstan_plugin_backend()
             .call_plan(&mut store, request))
