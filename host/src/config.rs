@@ -294,11 +294,12 @@ impl Config {
                     plugin.name
                 ));
             }
-            if let Some(bad) = plugin
-                .storage_namespaces
-                .iter()
-                .find(|n| n.is_empty() || !n.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'))
-            {
+            if let Some(bad) = plugin.storage_namespaces.iter().find(|n| {
+                n.is_empty()
+                    || !n
+                        .chars()
+                        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+            }) {
                 return Err(format!(
                     "plugins[{index}].storageNamespaces of `{}`: `{bad}` is not a namespace name",
                     plugin.name

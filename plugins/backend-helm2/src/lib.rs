@@ -12,15 +12,16 @@ use capstan_plugin_sdk::backend::exports::capstan::plugin::backend::{
     ChartInput, Guest, Rendered, SyncOptions, SyncOutcome, SyncPlan, SyncRequest, TemplateOptions,
     UninstallOptions, ValueLayer,
 };
-use capstan_release::{package, plan, render, rollback, store, sync, uninstall};
+use capstan_release::{flavor, package, plan, render, rollback, store, sync, uninstall};
 
 mod tiller_store;
 
 static TILLER: tiller_store::TillerStore = tiller_store::TillerStore;
 
-/// Every call keeps records in Tiller's store.
+/// Every call keeps records in Tiller's store, by Helm 2's rules.
 fn tiller() {
     store::use_store(&TILLER);
+    flavor::use_flavor(flavor::Flavor::Helm2);
 }
 
 struct Helm2;

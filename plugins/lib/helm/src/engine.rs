@@ -101,7 +101,12 @@ pub fn render_values(chart: &Chart, values: &Value, options: &RenderOptions) -> 
     release_map.insert("IsUpgrade".into(), Value::Bool(release.is_upgrade));
     release_map.insert("IsInstall".into(), Value::Bool(release.is_install));
     release_map.insert("Revision".into(), Value::Int(release.revision));
-    release_map.insert("Service".into(), Value::from("Helm"));
+    let service = if options.capabilities.tiller_version.is_some() {
+        "Tiller"
+    } else {
+        "Helm"
+    };
+    release_map.insert("Service".into(), Value::from(service));
     let mut top = Map::new();
     top.insert("Chart".into(), metadata_as_map(&chart.metadata));
     top.insert("Capabilities".into(), options.capabilities.to_value());

@@ -184,6 +184,9 @@ pub struct Capabilities {
     pub helm_git_tree_state: String,
     /// Go version Helm was built with.
     pub helm_go_version: String,
+    /// Helm 2 rendering: Tiller's version (`.Capabilities.TillerVersion`, in place of
+    /// `.Capabilities.HelmVersion`, and `.Release.Service` is `Tiller`).
+    pub tiller_version: Option<String>,
 }
 
 /// Group/versions `helm template` assumes without a cluster (client-go v0.36's scheme plus
@@ -260,6 +263,7 @@ impl Default for Capabilities {
             helm_git_commit: String::new(),
             helm_git_tree_state: String::new(),
             helm_go_version: "go1.26.6".into(),
+            tiller_version: None,
         }
     }
 }
@@ -297,6 +301,7 @@ struct CapabilitiesObject(Rc<Capabilities>);
 struct KubeVersion(Rc<Capabilities>);
 struct VersionSet(Rc<Capabilities>);
 struct HelmVersion(Rc<Capabilities>);
+struct TillerVersion(Rc<Capabilities>);
 
 impl Object for CapabilitiesObject {
     fn type_name(&self) -> String {
@@ -307,23 +312,67 @@ impl Object for CapabilitiesObject {
         Some(match name {
             "KubeVersion" => Value::Object(Rc::new(KubeVersion(caps))),
             "APIVersions" => Value::Object(Rc::new(VersionSet(caps))),
-            "HelmVersion" => Value::Object(Rc::new(HelmVersion(caps))),
+            "HelmVersion" if caps.tiller_version.is_none() => {
+                Value::Object(Rc::new(HelmVersion(caps)))
+            }
+            "TillerVersion" if caps.tiller_version.is_some() => {
+                Value::Object(Rc::new(TillerVersion(caps)))
+            }
             _ => return None,
         })
     }
     fn format(&self) -> String {
+        let last = if self.0.tiller_version.is_some() {
+            TillerVersion(self.0.clone()).format()
+        } else {
+            HelmVersion(self.0.clone()).format()
+        };
         format!(
-            "&{{{} {} {}}}",
+            "&{{{} {} {last}}}",
             KubeVersion(self.0.clone()).format(),
             VersionSet(self.0.clone()).format(),
-            HelmVersion(self.0.clone()).format()
         )
     }
     fn to_data(&self) -> Value {
         let mut map = Map::new();
         map.insert("KubeVersion".into(), KubeVersion(self.0.clone()).to_data());
         map.insert("APIVersions".into(), VersionSet(self.0.clone()).to_data());
-        map.insert("HelmVersion".into(), HelmVersion(self.0.clone()).to_data());
+        if self.0.tiller_version.is_some() {
+            map.insert(
+                "TillerVersion".into(),
+                TillerVersion(self.0.clone()).to_data(),
+            );
+        } else {
+            map.insert("HelmVersion".into(), HelmVersion(self.0.clone()).to_data());
+        }
+        Value::from(map)
+    }
+}
+
+/// Helm 2's `version.Version` of Tiller: `SemVer`, `GitCommit`, `GitTreeState`.
+impl Object for TillerVersion {
+    fn type_name(&self) -> String {
+        "*version.Version".into()
+    }
+    fn field(&self, name: &str) -> Option<Value> {
+        Some(Value::from(match name {
+            "SemVer" => self.0.tiller_version.as_deref().unwrap_or(""),
+            "GitCommit" | "GitTreeState" => "",
+            _ => return None,
+        }))
+    }
+    fn format(&self) -> String {
+        format!(
+            "&Version{{SemVer:{},GitCommit:,GitTreeState:,}}",
+            self.0.tiller_version.as_deref().unwrap_or("")
+        )
+    }
+    fn to_data(&self) -> Value {
+        let mut map = Map::new();
+        map.insert(
+            "sem_ver".into(),
+            Value::from(self.0.tiller_version.as_deref().unwrap_or("")),
+        );
         Value::from(map)
     }
 }

@@ -83,6 +83,14 @@ fn host_rsa_keys() -> capstan_helm::funcs::RsaKeySource {
     })
 }
 
+/// `capabilities` as the component's Helm major renders them (Helm 2: Tiller's version).
+fn flavored(mut capabilities: Capabilities) -> Capabilities {
+    if crate::flavor::current() == crate::flavor::Flavor::Helm2 {
+        capabilities.tiller_version = Some(crate::flavor::TILLER_VERSION.into());
+    }
+    capabilities
+}
+
 /// Render `request.chart` for a release.
 pub fn render(request: Request<'_>) -> Result<Render, Error> {
     let loaded = load(request.chart)?;
@@ -103,7 +111,7 @@ pub fn render(request: Request<'_>) -> Result<Render, Error> {
             is_install: !request.is_upgrade,
             is_upgrade: request.is_upgrade,
         },
-        capabilities: request.capabilities,
+        capabilities: flavored(request.capabilities),
         rsa_keys: Some(host_rsa_keys()),
         ..RenderOptions::default()
     };

@@ -41,6 +41,7 @@ use capstan_plugin_sdk::backend::exports::capstan::plugin::backend::{
 };
 
 use crate::crds;
+use crate::flavor::{self, Flavor};
 use crate::hooks;
 use crate::objects::{self, Object};
 use crate::plan;
@@ -379,11 +380,14 @@ fn new_record(
     }
 }
 
-/// The objects of a rendered manifest, with Helm's ownership metadata.
+/// The objects of a rendered manifest, with Helm 3's ownership metadata (Helm 2 writes
+/// none).
 pub fn manifest_objects(id: &ReleaseId, manifest: &str) -> Result<Vec<Object>, Error> {
     let mut target = objects::parse_manifest(manifest, &id.namespace)?;
-    for object in &mut target {
-        objects::set_ownership(object, &id.name, &id.namespace);
+    if flavor::current().marks_ownership() {
+        for object in &mut target {
+            objects::set_ownership(object, &id.name, &id.namespace);
+        }
     }
     Ok(target)
 }
@@ -393,7 +397,9 @@ fn target_objects(id: &ReleaseId, rendered: &Render) -> Result<Vec<Object>, Erro
     for manifest in &rendered.assembled.manifests {
         if let Some(mut object) = objects::parse(&manifest.path, &manifest.content, &id.namespace)?
         {
-            objects::set_ownership(&mut object, &id.name, &id.namespace);
+            if flavor::current().marks_ownership() {
+                objects::set_ownership(&mut object, &id.name, &id.namespace);
+            }
             target.push(object);
         }
     }
@@ -431,8 +437,18 @@ pub fn deploy(
     for object in target {
         let found = live(&object.reference)
             .map_err(|e| with_context(e, "check objects before applying"))?;
+        let new_in_release = !previous_ids.contains_key(&object.identity());
+        if found.is_some() && new_in_release && flavor::current() == Flavor::Helm2 {
+            return Err(Error::new(
+                ErrorCode::Conflict,
+                format!(
+                    "{} already exists in the cluster and was not defined in the previous release (Helm 2 adopts no object); delete it or remove it from the chart",
+                    object.describe()
+                ),
+            ));
+        }
         if let Some(found) = &found
-            && !previous_ids.contains_key(&object.identity())
+            && new_in_release
             && let Some(why) = objects::ownership_conflict(found, &id.name, &id.namespace)
         {
             return Err(Error::new(
