@@ -18,6 +18,7 @@ mod operator;
 mod plugin_platform;
 #[path = "../support/probe.rs"]
 mod probe_support;
+mod release_helm2;
 mod release_helm3;
 mod release_helm3_configmap;
 mod release_helm3_lifecycle;
@@ -79,6 +80,26 @@ const TESTS: &[(&str, TestFn)] = &[
     (
         "one_helm4_getter_file_serves_helm4_and_a_ready_helmrelease",
         |c| Box::pin(helm4_getter::one_helm4_getter_file_serves_helm4_and_a_ready_helmrelease(c)),
+    ),
+    (
+        "capstan_helm2_records_are_read_and_changed_by_real_helm2",
+        |c| Box::pin(release_helm2::capstan_helm2_records_are_read_and_changed_by_real_helm2(c)),
+    ),
+    (
+        "helm2_releases_are_upgraded_in_place_and_names_are_unique_in_the_cluster",
+        |c| {
+            Box::pin(
+                release_helm2::helm2_releases_are_upgraded_in_place_and_names_are_unique_in_the_cluster(c),
+            )
+        },
+    ),
+    (
+        "capstan_helm2_atomic_install_with_a_failing_hook_leaves_nothing",
+        |c| {
+            Box::pin(
+                release_helm2::capstan_helm2_atomic_install_with_a_failing_hook_leaves_nothing(c),
+            )
+        },
     ),
     ("capstan_run_loads_plugins_and_serves_health", |c| {
         Box::pin(operator::capstan_run_loads_plugins_and_serves_health(c))

@@ -30,7 +30,7 @@ fn chart(dir: &Path, name: &str, files: &[(&str, &str)]) -> PathBuf {
     chart
 }
 
-fn deployment(name: &str, schedulable: bool) -> String {
+pub(crate) fn deployment(name: &str, schedulable: bool) -> String {
     format!(
         "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {name}\nspec:\n  replicas: 1\n  selector:\n    matchLabels: {{app: {name}}}\n  template:\n    metadata:\n      labels: {{app: {name}}}\n    spec:\n{}      containers:\n        - name: app\n          image: example.invalid/app:1\n",
         if schedulable { "" } else { UNSCHEDULABLE }
@@ -39,7 +39,13 @@ fn deployment(name: &str, schedulable: bool) -> String {
 
 /// A hook Job; an unschedulable one fails deterministically once its one-second active
 /// deadline passes (the Job controller marks it Failed, DeadlineExceeded).
-fn hook_job(name: &str, events: &str, weight: i32, policy: &str, schedulable: bool) -> String {
+pub(crate) fn hook_job(
+    name: &str,
+    events: &str,
+    weight: i32,
+    policy: &str,
+    schedulable: bool,
+) -> String {
     format!(
         "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: {name}\n  annotations:\n    helm.sh/hook: {events}\n    helm.sh/hook-weight: \"{weight}\"\n{}spec:\n  backoffLimit: 0\n{}  template:\n    spec:\n      restartPolicy: Never\n{}      containers:\n        - name: run\n          image: example.invalid/job:1\n",
         if policy.is_empty() {
@@ -57,7 +63,7 @@ fn hook_job(name: &str, events: &str, weight: i32, policy: &str, schedulable: bo
 }
 
 /// A ConfigMap with no data, named `name`.
-fn empty_config_map(name: &str) -> String {
+pub(crate) fn empty_config_map(name: &str) -> String {
     format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\ndata: {{}}\n")
 }
 

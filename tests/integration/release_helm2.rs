@@ -1,0 +1,523 @@
+//! `capstan release` with the `backend-helm2` component (no Tiller of ours) against the
+//! real control plane, checked with real Helm 2.17: Tiller (`--storage=configmap`, out of
+//! cluster, on 127.0.0.1) and `helm --host` read the records we write and change the
+//! releases we made, and we change theirs; Tiller's own codec (`helm2-records`) decodes our
+//! records. Helm 2's rules: names unique in the cluster, uninstall purges unless asked,
+//! atomic installs leave nothing.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::Arc;
+
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::Api;
+use kube::api::ListParams;
+
+use crate::harness::{Cluster, repo_root};
+use crate::release_helm3::{succeeded, write};
+use crate::release_helm3_lifecycle::{deployment, empty_config_map, hook_job};
+
+const TILLER_NAMESPACE: &str = "kube-system";
+
+/// Real Helm 2 binaries (`helm`, `tiller`, `helm2-records`), built once by
+/// `tests/cluster/build-helm2`.
+fn helm2_tools() -> PathBuf {
+    let out = Command::new(repo_root().join("tests/cluster/build-helm2"))
+        .output()
+        .expect("tests/cluster/build-helm2");
+    assert!(
+        out.status.success(),
+        "build-helm2: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    PathBuf::from(String::from_utf8(out.stdout).unwrap().trim())
+}
+
+/// A real Tiller on 127.0.0.1 keeping ConfigMaps in kube-system, stopped (by its pid) on
+/// drop; and the Helm 2 client pointed at it.
+struct Tiller {
+    child: Child,
+    port: u16,
+    tools: PathBuf,
+    home: tempfile::TempDir,
+}
+
+impl Tiller {
+    fn start(cluster: &Cluster) -> Tiller {
+        let tools = helm2_tools();
+        let home = tempfile::tempdir().unwrap();
+        let (port, probe) = (crate::operator::free_port(), crate::operator::free_port());
+        let log = std::fs::File::create(home.path().join("tiller.log")).unwrap();
+        let child = Command::new(tools.join("tiller"))
+            .args(["--storage=configmap", "--listen"])
+            .arg(format!("127.0.0.1:{port}"))
+            .arg("--probe-listen")
+            .arg(format!("127.0.0.1:{probe}"))
+            .env("KUBECONFIG", cluster.kubeconfig())
+            .env("TILLER_NAMESPACE", TILLER_NAMESPACE)
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .unwrap();
+        let tiller = Tiller {
+            child,
+            port,
+            tools,
+            home,
+        };
+        let init = tiller.helm(&["init", "--client-only", "--skip-refresh"]);
+        assert!(init.status.success(), "helm init: {init:?}");
+        // Tiller answers once it is listening.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        loop {
+            let version = tiller.helm(&["version", "--server"]);
+            if version.status.success() {
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "tiller did not come up: {}",
+                String::from_utf8_lossy(&version.stderr)
+            );
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        }
+        tiller
+    }
+
+    /// Run the Helm 2 client against this Tiller.
+    fn helm(&self, args: &[&str]) -> Output {
+        Command::new(self.tools.join("helm"))
+            .arg("--host")
+            .arg(format!("127.0.0.1:{}", self.port))
+            .args(args)
+            .env("HELM_HOME", self.home.path().join("helm"))
+            .output()
+            .unwrap()
+    }
+
+    /// Run the Helm 2 client; it must succeed. Returns stdout.
+    fn helm_ok(&self, args: &[&str]) -> String {
+        let out = self.helm(args);
+        assert!(
+            out.status.success(),
+            "helm2 {args:?}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    /// Decode a record's `data.release` with Tiller's own codec, as JSON.
+    fn decode(&self, data: &str) -> serde_json::Value {
+        let mut child = Command::new(self.tools.join("helm2-records"))
+            .arg("decode")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(data.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "helm2-records decode failed");
+        serde_json::from_slice(&out.stdout).unwrap()
+    }
+}
+
+impl Drop for Tiller {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A config with the `backend-helm2` component as the default backend.
+fn write_config(dir: &Path) -> PathBuf {
+    let config = format!(
+        "cacheDir: {cache}\nplugins:\n- {{name: helm2, world: backend, path: {p}/backend-helm2.wasm, storageNamespaces: [{TILLER_NAMESPACE}]}}\nbackends: {{default: helm2, v2: helm2}}\n",
+        cache = repo_root().join("target/capstan-cache").display(),
+        p = repo_root().join("target/plugins").display()
+    );
+    let path = dir.join("capstan-helm2.yaml");
+    std::fs::write(&path, config).unwrap();
+    path
+}
+
+/// Run `capstan` with the helm2 backend.
+fn capstan(cluster: &Cluster, dir: &Path, args: &[&str]) -> Output {
+    Command::new(repo_root().join("target/debug/capstan"))
+        .env("KUBECONFIG", cluster.kubeconfig())
+        .env("CAPSTAN_CONFIG", write_config(dir))
+        .args(["--log-format", "text"])
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn capstan_ok(cluster: &Cluster, dir: &Path, args: &[&str]) -> String {
+    succeeded(args, capstan(cluster, dir, args))
+}
+
+/// An `apiVersion: v1` chart (Helm 2's format) with a ConfigMap that shows what Helm 2
+/// charts see.
+fn v1_chart(dir: &Path, name: &str) -> PathBuf {
+    let chart = dir.join(name);
+    write(
+        &chart.join("Chart.yaml"),
+        &format!(
+            "apiVersion: v1\nname: {name}\nversion: 0.1.0\nappVersion: \"2.0\"\ndescription: a Helm 2 chart\n"
+        ),
+    );
+    write(
+        &chart.join("values.yaml"),
+        "# shown on the page\ngreeting: hello\n",
+    );
+    write(
+        &chart.join("templates/settings.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-settings\ndata:\n  greeting: {{ .Values.greeting | quote }}\n  service: {{ .Release.Service | quote }}\n  tiller: {{ .Capabilities.TillerVersion.SemVer | quote }}\n",
+    );
+    write(
+        &chart.join("templates/NOTES.txt"),
+        "{{ .Release.Name }} says {{ .Values.greeting }}.\n",
+    );
+    chart
+}
+
+/// The Tiller records of release `name`: (object name, STATUS label, data.release).
+async fn tiller_records(cluster: &Cluster, name: &str) -> Vec<(String, String, String)> {
+    let maps: Api<ConfigMap> = Api::namespaced(cluster.client().await, TILLER_NAMESPACE);
+    let listed = maps
+        .list(&ListParams::default().labels(&format!("NAME={name},OWNER=TILLER")))
+        .await
+        .unwrap();
+    let mut records: Vec<_> = listed
+        .items
+        .into_iter()
+        .map(|m| {
+            let labels = m.metadata.labels.clone().unwrap_or_default();
+            (
+                m.metadata.name.clone().unwrap_or_default(),
+                labels.get("STATUS").cloned().unwrap_or_default(),
+                m.data
+                    .as_ref()
+                    .and_then(|d| d.get("release").cloned())
+                    .unwrap_or_default(),
+            )
+        })
+        .collect();
+    records.sort();
+    records
+}
+
+async fn uid_of(cluster: &Cluster, namespace: &str, name: &str) -> Option<String> {
+    let maps: Api<ConfigMap> = Api::namespaced(cluster.client().await, namespace);
+    maps.get_opt(name)
+        .await
+        .unwrap()
+        .and_then(|m| m.metadata.uid)
+}
+
+pub async fn capstan_helm2_records_are_read_and_changed_by_real_helm2(cluster: Arc<Cluster>) {
+    let namespace = cluster.create_namespace("rel2").await;
+    let name = namespace.clone();
+    let tiller = Tiller::start(&cluster);
+    let dir = tempfile::tempdir().unwrap();
+    let chart = v1_chart(dir.path(), "shop");
+    let chart_arg = chart.to_str().unwrap();
+    let target = ["--name", name.as_str(), "--namespace", namespace.as_str()];
+    let sync = |set: &'static str| -> Vec<&str> {
+        [
+            &["release", "sync"][..],
+            &target,
+            &["--chart", chart_arg, "--set", set],
+        ]
+        .concat()
+    };
+
+    let started = std::time::Instant::now();
+    let out = capstan_ok(&cluster, dir.path(), &sync("greeting=hi"));
+    println!("capstan helm2 install took {:?}", started.elapsed());
+    assert!(out.contains("installed: revision 1 deployed"), "{out}");
+
+    // Real Helm 2 sees the release as Tiller would have recorded it.
+    let list = tiller.helm_ok(&["list", "--output", "json"]);
+    let listed: serde_json::Value = serde_json::from_str(&list).unwrap();
+    let entry = listed["Releases"]
+        .as_array()
+        .and_then(|all| all.iter().find(|r| r["Name"] == name.as_str()))
+        .unwrap_or_else(|| panic!("{name} not in helm2 list: {list}"));
+    assert_eq!(entry["Status"], "DEPLOYED", "{entry}");
+    assert_eq!(entry["Revision"], 1, "{entry}");
+    assert_eq!(entry["Chart"], "shop-0.1.0", "{entry}");
+    assert_eq!(entry["AppVersion"], "2.0", "{entry}");
+    assert_eq!(entry["Namespace"], namespace.as_str(), "{entry}");
+    assert_eq!(
+        tiller.helm_ok(&["get", "values", &name]).trim(),
+        "greeting: hi"
+    );
+    let manifest = tiller.helm_ok(&["get", "manifest", &name]);
+    assert!(manifest.contains("service: \"Tiller\""), "{manifest}");
+    assert!(manifest.contains("tiller: \"v2.17.0\""), "{manifest}");
+    let status = tiller.helm_ok(&["status", &name]);
+    assert!(status.contains("STATUS: DEPLOYED"), "{status}");
+    assert!(status.contains(&format!("{name}-settings")), "{status}");
+    assert!(
+        status.contains(&format!("{name} says hi.")),
+        "notes: {status}"
+    );
+
+    // The record, decoded by Tiller's own code.
+    let records = tiller_records(&cluster, &name).await;
+    assert_eq!(records.len(), 1, "{records:?}");
+    assert_eq!(records[0].0, format!("{name}.v1"));
+    assert_eq!(records[0].1, "DEPLOYED");
+    let decoded = tiller.decode(&records[0].2);
+    assert_eq!(decoded["name"], name.as_str());
+    assert_eq!(decoded["namespace"], namespace.as_str());
+    assert_eq!(decoded["version"], 1);
+    assert_eq!(decoded["info"]["status"]["code"], 1, "DEPLOYED");
+    assert_eq!(decoded["info"]["Description"], "Install complete");
+    assert_eq!(decoded["chart"]["metadata"]["name"], "shop");
+    assert_eq!(decoded["chart"]["metadata"]["apiVersion"], "v1");
+    assert_eq!(decoded["chart"]["metadata"]["engine"], "gotpl");
+    assert_eq!(
+        decoded["chart"]["values"]["raw"], "# shown on the page\ngreeting: hello\n",
+        "values.yaml kept as written"
+    );
+    assert_eq!(decoded["config"]["raw"], "greeting: hi\n");
+    // Objects carry no Helm 3 ownership metadata.
+    let maps: Api<ConfigMap> = Api::namespaced(cluster.client().await, &namespace);
+    let settings = maps.get(&format!("{name}-settings")).await.unwrap();
+    assert!(
+        settings
+            .metadata
+            .annotations
+            .unwrap_or_default()
+            .keys()
+            .all(|k| !k.starts_with("meta.helm.sh/")),
+        "no Helm 3 annotations"
+    );
+    let uid = settings.metadata.uid.clone();
+
+    // Helm 2 upgrades and rolls back our release; our next sync continues its history.
+    tiller.helm_ok(&["upgrade", &name, chart_arg, "--set", "greeting=from-helm2"]);
+    tiller.helm_ok(&["rollback", &name, "1"]);
+    let out = capstan_ok(&cluster, dir.path(), &sync("greeting=capstan"));
+    assert!(out.contains("upgraded: revision 4 deployed"), "{out}");
+    let history = tiller.helm_ok(&["history", &name]);
+    let rows: Vec<&str> = history.lines().skip(1).collect();
+    assert_eq!(rows.len(), 4, "{history}");
+    assert!(
+        rows[2].contains("SUPERSEDED") && rows[2].contains("Rollback to 1"),
+        "{history}"
+    );
+    assert!(
+        rows[3].contains("DEPLOYED") && rows[3].contains("Upgrade complete"),
+        "{history}"
+    );
+    assert_eq!(
+        uid_of(&cluster, &namespace, &format!("{name}-settings")).await,
+        uid,
+        "the object was changed in place"
+    );
+    assert_eq!(
+        tiller.helm_ok(&["get", "values", &name]).trim(),
+        "greeting: capstan"
+    );
+
+    // Uninstall purges, as `helm delete --purge`.
+    let out = capstan_ok(
+        &cluster,
+        dir.path(),
+        &[&["release", "uninstall"][..], &target].concat(),
+    );
+    assert!(out.contains("uninstalled"), "{out}");
+    assert!(tiller_records(&cluster, &name).await.is_empty());
+    assert!(
+        uid_of(&cluster, &namespace, &format!("{name}-settings"))
+            .await
+            .is_none()
+    );
+    assert!(!tiller.helm_ok(&["list", "--all"]).contains(&name));
+}
+
+pub async fn helm2_releases_are_upgraded_in_place_and_names_are_unique_in_the_cluster(
+    cluster: Arc<Cluster>,
+) {
+    let namespace = cluster.create_namespace("rel2-own").await;
+    let elsewhere = cluster.create_namespace("rel2-else").await;
+    let name = namespace.clone();
+    let tiller = Tiller::start(&cluster);
+    let dir = tempfile::tempdir().unwrap();
+    let chart = v1_chart(dir.path(), "web");
+    let chart_arg = chart.to_str().unwrap();
+
+    // Installed by real Helm 2 through Tiller; upgraded by us without recreating objects.
+    tiller.helm_ok(&[
+        "install",
+        chart_arg,
+        "--name",
+        &name,
+        "--namespace",
+        &namespace,
+        "--set",
+        "greeting=helm2-made",
+    ]);
+    let settings = format!("{name}-settings");
+    let before = uid_of(&cluster, &namespace, &settings).await;
+    assert!(before.is_some());
+    let out = capstan_ok(
+        &cluster,
+        dir.path(),
+        &[
+            "release",
+            "sync",
+            "--name",
+            &name,
+            "--namespace",
+            &namespace,
+            "--chart",
+            chart_arg,
+            "--set",
+            "greeting=ours",
+        ],
+    );
+    assert!(out.contains("upgraded: revision 2 deployed"), "{out}");
+    assert_eq!(uid_of(&cluster, &namespace, &settings).await, before);
+    assert_eq!(
+        tiller.helm_ok(&["get", "values", &name]).trim(),
+        "greeting: ours"
+    );
+
+    // The name in another namespace: refused, nothing written.
+    let out = capstan(
+        &cluster,
+        dir.path(),
+        &[
+            "release",
+            "sync",
+            "--name",
+            &name,
+            "--namespace",
+            &elsewhere,
+            "--chart",
+            chart_arg,
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains(&format!(
+            "release name `{name}` is in use by a Helm 2 release in namespace `{namespace}`"
+        )),
+        "{stderr}"
+    );
+    assert!(uid_of(&cluster, &elsewhere, &settings).await.is_none());
+    assert_eq!(tiller_records(&cluster, &name).await.len(), 2);
+
+    // Uninstall keeping history: DELETED, listed by `helm list --deleted`, name reserved.
+    capstan_ok(
+        &cluster,
+        dir.path(),
+        &[
+            "release",
+            "uninstall",
+            "--name",
+            &name,
+            "--namespace",
+            &namespace,
+            "--keep-history",
+        ],
+    );
+    let records = tiller_records(&cluster, &name).await;
+    assert_eq!(
+        records.last().map(|r| r.1.as_str()),
+        Some("DELETED"),
+        "{records:?}"
+    );
+    let deleted = tiller.helm_ok(&["list", "--deleted"]);
+    assert!(deleted.contains(&name), "{deleted}");
+    let out = capstan(
+        &cluster,
+        dir.path(),
+        &[
+            "release",
+            "sync",
+            "--name",
+            &name,
+            "--namespace",
+            &elsewhere,
+            "--chart",
+            chart_arg,
+        ],
+    );
+    assert!(
+        !out.status.success(),
+        "the deleted release still reserves its name"
+    );
+    tiller.helm_ok(&["delete", "--purge", &name]);
+    assert!(tiller_records(&cluster, &name).await.is_empty());
+}
+
+pub async fn capstan_helm2_atomic_install_with_a_failing_hook_leaves_nothing(
+    cluster: Arc<Cluster>,
+) {
+    let namespace = cluster.create_namespace("rel2-atomic").await;
+    let name = namespace.clone();
+    let dir = tempfile::tempdir().unwrap();
+    let chart = v1_chart(dir.path(), "doomed");
+    write(
+        &chart.join("templates/deployment.yaml"),
+        &deployment("doomed-web", true),
+    );
+    write(
+        &chart.join("templates/config.yaml"),
+        &empty_config_map("doomed-config"),
+    );
+    write(
+        &chart.join("templates/prepare.yaml"),
+        &hook_job("prepare", "pre-install", 0, "", false),
+    );
+    let out = capstan(
+        &cluster,
+        dir.path(),
+        &[
+            "release",
+            "sync",
+            "--name",
+            &name,
+            "--namespace",
+            &namespace,
+            "--chart",
+            chart.to_str().unwrap(),
+            "--wait",
+            "--atomic",
+            "--timeout",
+            "30",
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "the install succeeded");
+    assert!(stderr.contains("prepare"), "{stderr}");
+    let deployments: Api<Deployment> = Api::namespaced(cluster.client().await, &namespace);
+    assert!(deployments.get_opt("doomed-web").await.unwrap().is_none());
+    assert!(
+        uid_of(&cluster, &namespace, "doomed-config")
+            .await
+            .is_none()
+    );
+    assert!(
+        uid_of(&cluster, &namespace, &format!("{name}-settings"))
+            .await
+            .is_none()
+    );
+    assert!(
+        tiller_records(&cluster, &name).await.is_empty(),
+        "no Helm 2 record left"
+    );
+}
