@@ -74,6 +74,7 @@ tools:
 	tests/cluster/build-tools
 	tests/cluster/build-registry
 	tests/cluster/build-helm4
+	tests/cluster/build-helm2
 
 cluster-up: tools
 	tests/cluster/up

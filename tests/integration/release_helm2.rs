@@ -243,6 +243,9 @@ pub async fn capstan_helm2_records_are_read_and_changed_by_real_helm2(cluster: A
     let out = capstan_ok(&cluster, dir.path(), &sync("greeting=hi"));
     println!("capstan helm2 install took {:?}", started.elapsed());
     assert!(out.contains("installed: revision 1 deployed"), "{out}");
+    // The same input again changes nothing: our record compares equal to the request.
+    let out = capstan_ok(&cluster, dir.path(), &sync("greeting=hi"));
+    assert!(out.contains("unchanged: revision 1 deployed"), "{out}");
 
     // Real Helm 2 sees the release as Tiller would have recorded it.
     let list = tiller.helm_ok(&["list", "--output", "json"]);
@@ -371,6 +374,24 @@ pub async fn helm2_releases_are_upgraded_in_place_and_names_are_unique_in_the_cl
     let settings = format!("{name}-settings");
     let before = uid_of(&cluster, &namespace, &settings).await;
     assert!(before.is_some());
+    // The chart and values Helm 2 recorded are what we would record: nothing to do.
+    let out = capstan_ok(
+        &cluster,
+        dir.path(),
+        &[
+            "release",
+            "sync",
+            "--name",
+            &name,
+            "--namespace",
+            &namespace,
+            "--chart",
+            chart_arg,
+            "--set",
+            "greeting=helm2-made",
+        ],
+    );
+    assert!(out.contains("unchanged: revision 1 deployed"), "{out}");
     let out = capstan_ok(
         &cluster,
         dir.path(),

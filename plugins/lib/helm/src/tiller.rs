@@ -1082,15 +1082,32 @@ pub fn chart_v2(record: &ChartRecord) -> chart::Chart {
     }
 }
 
+/// What a Helm 2 record holds of a revision's input, as bytes to compare revisions by: the
+/// chart as Tiller stores it (subcharts, values.yaml text, files) and the user's values as
+/// YAML. Two inputs that Helm 2 would record identically give the same bytes.
+pub fn input_fingerprint(chart: Option<&ChartRecord>, config: &Value) -> Vec<u8> {
+    let mut bytes = chart
+        .map(|c| chart_v2(c).encode_to_vec())
+        .unwrap_or_default();
+    bytes.extend_from_slice(b"\n--- config\n");
+    bytes.extend_from_slice(config_yaml(config).as_bytes());
+    bytes
+}
+
+/// User values as Helm 2 records them (`""` for none).
+fn config_yaml(config: &Value) -> String {
+    match config {
+        Value::Map(map) if map.borrow().is_empty() => String::new(),
+        Value::Nil => String::new(),
+        other => capstan_goyaml::to_yaml(other).unwrap_or_default(),
+    }
+}
+
 /// A v3 release as a Tiller record (the inverse of [`to_v3`]): statuses and hook events
 /// mapped back, times parsed, values emitted as YAML.
 pub fn from_v3(v3: &Release) -> release::Release {
     let info = v3.info.clone().unwrap_or_default();
-    let config_raw = match &v3.config {
-        Value::Map(map) if map.borrow().is_empty() => String::new(),
-        Value::Nil => String::new(),
-        other => capstan_goyaml::to_yaml(other).unwrap_or_default(),
-    };
+    let config_raw = config_yaml(&v3.config);
     let hooks = v3
         .hooks
         .iter()
@@ -1328,6 +1345,91 @@ mod tests {
             chart.dependencies.len(),
             1,
             "subcharts survive the round trip"
+        );
+    }
+
+    /// The record real Tiller 2.17.0 wrote for `helm install --name demo` (captured by
+    /// `tests/cluster/helm2`), against the JSON Tiller's own codec decoded from it.
+    #[test]
+    fn a_record_real_tiller_wrote_reads_back_exactly() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../../tests/cluster/helm2/testdata");
+        let object: serde_json::Value = serde_yaml::from_str(
+            &std::fs::read_to_string(dir.join("tiller-record-demo.v1.yaml")).unwrap(),
+        )
+        .unwrap();
+        let expected: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(dir.join("tiller-record-demo.v1.json")).unwrap(),
+        )
+        .unwrap();
+        let ours = from_storage_object(&object).unwrap();
+        let b64 = |v: &serde_json::Value| {
+            base64::engine::general_purpose::STANDARD
+                .decode(v.as_str().unwrap_or(""))
+                .unwrap()
+        };
+        let time = |t: Option<&protobuf::Timestamp>| serde_json::json!({"seconds": t.unwrap().seconds, "nanos": t.unwrap().nanos});
+        assert_eq!(ours.name, expected["name"]);
+        assert_eq!(ours.namespace, expected["namespace"]);
+        assert_eq!(i64::from(ours.version), expected["version"]);
+        let info = ours.info.as_ref().unwrap();
+        let status = info.status.as_ref().unwrap();
+        assert_eq!(i64::from(status.code), expected["info"]["status"]["code"]);
+        assert_eq!(status.notes, expected["info"]["status"]["notes"]);
+        assert_eq!(info.description, expected["info"]["Description"]);
+        assert_eq!(
+            time(info.first_deployed.as_ref()),
+            expected["info"]["first_deployed"]
+        );
+        assert_eq!(
+            time(info.last_deployed.as_ref()),
+            expected["info"]["last_deployed"]
+        );
+        assert_eq!(ours.manifest, expected["manifest"]);
+        assert_eq!(ours.config.as_ref().unwrap().raw, expected["config"]["raw"]);
+        let chart = ours.chart.as_ref().unwrap();
+        let meta = chart.metadata.as_ref().unwrap();
+        let want = &expected["chart"]["metadata"];
+        assert_eq!(meta.name, want["name"]);
+        assert_eq!(meta.version, want["version"]);
+        assert_eq!(meta.description, want["description"]);
+        assert_eq!(meta.api_version, want["apiVersion"]);
+        assert_eq!(meta.app_version, want["appVersion"]);
+        assert_eq!(
+            chart.values.as_ref().unwrap().raw,
+            expected["chart"]["values"]["raw"]
+        );
+        let templates = expected["chart"]["templates"].as_array().unwrap();
+        assert_eq!(chart.templates.len(), templates.len());
+        for (got, want) in chart.templates.iter().zip(templates) {
+            assert_eq!(got.name, want["name"]);
+            assert_eq!(got.data, b64(&want["data"]));
+        }
+        let files = expected["chart"]["files"].as_array().unwrap();
+        assert_eq!(chart.files.len(), files.len());
+        for (got, want) in chart.files.iter().zip(files) {
+            assert_eq!(got.type_url, want["type_url"]);
+            assert_eq!(got.value, b64(&want["value"]));
+        }
+        let hooks = expected["hooks"].as_array().unwrap();
+        assert_eq!(ours.hooks.len(), hooks.len());
+        for (got, want) in ours.hooks.iter().zip(hooks) {
+            assert_eq!(got.name, want["name"]);
+            assert_eq!(got.kind, want["kind"]);
+            assert_eq!(got.path, want["path"]);
+            assert_eq!(got.manifest, want["manifest"]);
+            let events: Vec<i64> = got.events.iter().map(|e| i64::from(*e)).collect();
+            assert_eq!(serde_json::json!(events), want["events"]);
+        }
+        // Written back by us, it reads the same.
+        assert_eq!(decode(&encode(&ours)).unwrap(), ours);
+        // And converts for Helm 3 as helm-2to3 would.
+        let v3 = to_v3(&ours);
+        assert_eq!(v3.hooks[0].events, ["test"]);
+        assert_eq!(v3.info.unwrap().status, Status::Deployed);
+        assert_eq!(
+            capstan_goyaml::to_yaml(&v3.config).unwrap(),
+            "greeting: bonjour\n"
         );
     }
 

@@ -25,6 +25,12 @@ fn digest(
     chart: Option<capstan_helm::release::ChartRecord>,
     config: &capstan_gotmpl::value::Value,
 ) -> Result<String, Error> {
+    if crate::flavor::current() == crate::flavor::Flavor::Helm2 {
+        // Helm 2 records hold another shape of the same input; compare in that shape, so a
+        // record Tiller wrote and one we wrote for the same input match.
+        let bytes = capstan_helm::tiller::input_fingerprint(chart.as_ref(), config);
+        return Ok(hex::encode(Sha256::digest(&bytes)));
+    }
     let input = Release {
         chart,
         config: config.clone(),
