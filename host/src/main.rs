@@ -139,6 +139,9 @@ enum ReleaseCommand {
     Status(capstan::release::Target),
     /// Show the revisions.
     History(capstan::release::HistoryArgs),
+    /// Move a Helm 2 release (Tiller's records) to a Helm 3 backend in place: same revisions,
+    /// objects adopted, nothing recreated.
+    Migrate(capstan::release::MigrateArgs),
 }
 
 #[derive(clap::Args)]
@@ -351,6 +354,16 @@ fn load_backend(
     backend: Option<String>,
     cache_dir: Option<PathBuf>,
 ) -> anyhow::Result<(PluginRuntime, String)> {
+    load_backend_with(config, backend, cache_dir, |_| {})
+}
+
+/// [`load_backend`], with `adjust` applied to the backend's configuration entry first.
+fn load_backend_with(
+    config: &std::path::Path,
+    backend: Option<String>,
+    cache_dir: Option<PathBuf>,
+    adjust: impl FnOnce(&mut capstan::config::PluginConfig),
+) -> anyhow::Result<(PluginRuntime, String)> {
     let config_file = Config::load(config)?;
     let backend_name = backend
         .or_else(|| config_file.backends.default.clone())
@@ -372,8 +385,10 @@ fn load_backend(
                 .map(std::path::Path::to_path_buf)
         })
         .context("no cache folder: pass --cache-dir")?;
+    let mut entry = entry.clone();
+    adjust(&mut entry);
     let mut runtime = PluginRuntime::new(cache.join("components"), None)?;
-    runtime.load(entry)?;
+    runtime.load(&entry)?;
     Ok((runtime, backend_name))
 }
 
@@ -381,6 +396,30 @@ async fn release(args: BackendArgs, command: ReleaseCommand) -> anyhow::Result<(
     let config = args
         .config
         .context("no configuration: pass --config or set CAPSTAN_CONFIG")?;
+    if let ReleaseCommand::Migrate(a) = &command {
+        // The Helm 3 backend moves Tiller's records on its first read of the release when
+        // told to, and needs Tiller's namespace for it.
+        let (runtime, name) = load_backend_with(
+            &config,
+            a.to.clone().or(args.backend),
+            args.cache_dir,
+            |entry| {
+                entry
+                    .wasi
+                    .env
+                    .insert("CAPSTAN_IMPORT_HELM2".into(), a.import_mode().into());
+                entry
+                    .wasi
+                    .env
+                    .insert("TILLER_NAMESPACE".into(), a.tiller_namespace.clone());
+                if !entry.storage_namespaces.contains(&a.tiller_namespace) {
+                    entry.storage_namespaces.push(a.tiller_namespace.clone());
+                }
+            },
+        )?;
+        let backend = runtime.backend(&name)?;
+        return capstan::release::migrate(&backend, a).await;
+    }
     let (runtime, name) = load_backend(&config, args.backend, args.cache_dir)?;
     let backend = runtime.backend(&name)?;
     match command {
@@ -390,6 +429,7 @@ async fn release(args: BackendArgs, command: ReleaseCommand) -> anyhow::Result<(
         ReleaseCommand::Uninstall(a) => capstan::release::uninstall(&backend, &a).await,
         ReleaseCommand::Status(t) => capstan::release::status(&backend, &t).await,
         ReleaseCommand::History(a) => capstan::release::history(&backend, &a).await,
+        ReleaseCommand::Migrate(_) => Ok(()),
     }
 }
 

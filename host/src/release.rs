@@ -178,6 +178,77 @@ pub struct HistoryArgs {
     pub max: u32,
 }
 
+/// `capstan release migrate`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct MigrateArgs {
+    /// Which release.
+    #[command(flatten)]
+    pub target: Target,
+    /// Where the release comes from: only Helm 2 (`helm2`, Tiller's records) can be moved.
+    #[arg(long, default_value = "helm2")]
+    pub from: String,
+    /// The Helm 3 backend plugin to move it to (default: `--backend`, else the
+    /// configuration's default backend).
+    #[arg(long)]
+    pub to: Option<String>,
+    /// Keep Tiller's records (default: delete them once the Helm 3 records are written).
+    #[arg(long)]
+    pub keep_v2_records: bool,
+    /// Show the history that would be written; write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Tiller's namespace (where its records are).
+    #[arg(long, default_value = "kube-system")]
+    pub tiller_namespace: String,
+}
+
+impl MigrateArgs {
+    /// What the Helm 3 backend is told to do with Tiller records
+    /// (`CAPSTAN_IMPORT_HELM2`).
+    pub fn import_mode(&self) -> &'static str {
+        if self.dry_run {
+            "preview"
+        } else if self.keep_v2_records {
+            "copy"
+        } else {
+            "move"
+        }
+    }
+}
+
+/// Move a Helm 2 release to the Helm 3 backend `backend` (loaded with the import mode of
+/// `args`): the backend converts and writes on its first read of the release.
+pub async fn migrate(backend: &BackendPlugin, args: &MigrateArgs) -> anyhow::Result<()> {
+    if args.from != "helm2" {
+        anyhow::bail!(
+            "--from {}: only Helm 2 releases (`helm2`) can be moved; Helm 3 -> Helm 2 is not supported",
+            args.from
+        );
+    }
+    let id = args.target.id();
+    let revisions = backend.history(&id, 0, args.target.grants().await?).await?;
+    if revisions.is_empty() {
+        anyhow::bail!(
+            "release {}/{}: no Helm 3 records and no Tiller records of it in {} for that namespace",
+            id.namespace,
+            id.name,
+            args.tiller_namespace
+        );
+    }
+    let verb = if args.dry_run { "would have" } else { "has" };
+    println!(
+        "release {}/{} {verb} Helm 3 history of {} revisions:",
+        id.namespace,
+        id.name,
+        revisions.len()
+    );
+    println!("REVISION\tSTATUS\tCHART\tUPDATED\tDESCRIPTION");
+    for info in revisions.iter().rev() {
+        println!("{}", history_line(info));
+    }
+    Ok(())
+}
+
 /// Helm's name of a release status (`deployed`, `pending-install`, ...).
 pub fn status_text(status: ReleaseStatus) -> &'static str {
     match status {

@@ -93,6 +93,9 @@ const TESTS: &[(&str, TestFn)] = &[
             )
         },
     ),
+    ("helm2_releases_move_to_helm3_in_place", |c| {
+        Box::pin(release_helm2::helm2_releases_move_to_helm3_in_place(c))
+    }),
     (
         "capstan_helm2_atomic_install_with_a_failing_hook_leaves_nothing",
         |c| {

@@ -136,10 +136,10 @@ impl Drop for Tiller {
     }
 }
 
-/// A config with the `backend-helm2` component as the default backend.
+/// A config with the `backend-helm2` component as the default backend, and `helm3`.
 fn write_config(dir: &Path) -> PathBuf {
     let config = format!(
-        "cacheDir: {cache}\nplugins:\n- {{name: helm2, world: backend, path: {p}/backend-helm2.wasm, storageNamespaces: [{TILLER_NAMESPACE}]}}\nbackends: {{default: helm2, v2: helm2}}\n",
+        "cacheDir: {cache}\nplugins:\n- {{name: helm2, world: backend, path: {p}/backend-helm2.wasm, storageNamespaces: [{TILLER_NAMESPACE}]}}\n- {{name: helm3, world: backend, path: {p}/backend-helm3.wasm}}\nbackends: {{default: helm2, v2: helm2, v3: helm3}}\n",
         cache = repo_root().join("target/capstan-cache").display(),
         p = repo_root().join("target/plugins").display()
     );
@@ -540,5 +540,134 @@ pub async fn capstan_helm2_atomic_install_with_a_failing_hook_leaves_nothing(
     assert!(
         tiller_records(&cluster, &name).await.is_empty(),
         "no Helm 2 record left"
+    );
+}
+
+pub async fn helm2_releases_move_to_helm3_in_place(cluster: Arc<Cluster>) {
+    let namespace = cluster.create_namespace("rel2-move").await;
+    let name = namespace.clone();
+    let dir = tempfile::tempdir().unwrap();
+    let chart = v1_chart(dir.path(), "moving");
+    // A chart both Helm majors render (no `.Capabilities.TillerVersion`).
+    write(
+        &chart.join("templates/settings.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-settings\ndata:\n  greeting: {{ .Values.greeting | quote }}\n",
+    );
+    write(
+        &chart.join("templates/deployment.yaml"),
+        &deployment(&format!("{name}-web"), true),
+    );
+    let chart_arg = chart.to_str().unwrap();
+    let target = ["--name", name.as_str(), "--namespace", namespace.as_str()];
+    for greeting in ["greeting=one", "greeting=two"] {
+        capstan_ok(
+            &cluster,
+            dir.path(),
+            &[
+                &["release", "sync"][..],
+                &target,
+                &["--chart", chart_arg, "--set", greeting],
+            ]
+            .concat(),
+        );
+    }
+    let settings = format!("{name}-settings");
+    let uid = uid_of(&cluster, &namespace, &settings).await;
+    let deployments: Api<Deployment> = Api::namespaced(cluster.client().await, &namespace);
+    let web = deployments.get(&format!("{name}-web")).await.unwrap();
+    let (web_uid, web_generation) = (web.metadata.uid.clone(), web.metadata.generation);
+    let helm3_history = |cluster: &Cluster| {
+        cluster
+            .command("helm")
+            .args(["history", &name, "-n", &namespace, "-o", "json"])
+            .output()
+            .unwrap()
+    };
+
+    // Dry run: the history it would write, nothing written.
+    let out = capstan_ok(
+        &cluster,
+        dir.path(),
+        &[
+            &["release", "migrate"][..],
+            &target,
+            &["--to", "helm3", "--dry-run"],
+        ]
+        .concat(),
+    );
+    assert!(
+        out.contains("would have Helm 3 history of 2 revisions"),
+        "{out}"
+    );
+    assert_eq!(tiller_records(&cluster, &name).await.len(), 2);
+    assert!(
+        !helm3_history(&cluster).status.success(),
+        "no Helm 3 record yet"
+    );
+
+    // The move: same revisions, objects kept (same UIDs, no new generation), Tiller's
+    // records gone, and real Helm 3 takes it from there.
+    let out = capstan_ok(
+        &cluster,
+        dir.path(),
+        &[&["release", "migrate"][..], &target, &["--to", "helm3"]].concat(),
+    );
+    assert!(out.contains("has Helm 3 history of 2 revisions"), "{out}");
+    assert!(tiller_records(&cluster, &name).await.is_empty());
+    let history = helm3_history(&cluster);
+    assert!(history.status.success());
+    let history: serde_json::Value = serde_json::from_slice(&history.stdout).unwrap();
+    let rows = history.as_array().unwrap();
+    assert_eq!(rows.len(), 2, "{history}");
+    assert_eq!(rows[0]["status"], "superseded", "{history}");
+    assert_eq!(rows[1]["status"], "deployed", "{history}");
+    assert_eq!(rows[1]["revision"], 2, "{history}");
+    assert_eq!(uid_of(&cluster, &namespace, &settings).await, uid);
+    let web = deployments.get(&format!("{name}-web")).await.unwrap();
+    assert_eq!(web.metadata.uid, web_uid);
+    assert_eq!(web.metadata.generation, web_generation, "no rollout");
+    // Adopted: the ConfigMap carries Helm 3's ownership metadata; the Deployment its label
+    // (annotations would be a new generation; they come with its next change).
+    let labels = web.metadata.labels.unwrap_or_default();
+    assert_eq!(labels["app.kubernetes.io/managed-by"], "Helm");
+    let maps: Api<ConfigMap> = Api::namespaced(cluster.client().await, &namespace);
+    let adopted = maps.get(&settings).await.unwrap();
+    let annotations = adopted.metadata.annotations.unwrap_or_default();
+    assert_eq!(annotations["meta.helm.sh/release-name"], name.as_str());
+    assert_eq!(
+        annotations["meta.helm.sh/release-namespace"],
+        namespace.as_str()
+    );
+    let values = cluster.run("helm", &["get", "values", &name, "-n", &namespace]);
+    assert!(values.contains("greeting: two"), "{values}");
+
+    // The Helm 3 backend sees nothing to do for the same input.
+    let out = capstan_ok(
+        &cluster,
+        dir.path(),
+        &[
+            &["release", "--backend", "helm3", "sync"][..],
+            &target,
+            &["--chart", chart_arg, "--set", "greeting=two"],
+        ]
+        .concat(),
+    );
+    assert!(out.contains("unchanged: revision 2 deployed"), "{out}");
+    // Helm 3 rolls back to a revision made by Helm 2.
+    cluster.run("helm", &["rollback", &name, "1", "-n", &namespace]);
+    let rolled = maps.get(&settings).await.unwrap();
+    assert_eq!(rolled.data.unwrap()["greeting"], "one");
+    assert_eq!(rolled.metadata.uid, uid);
+    // And the way back is refused.
+    let out = capstan(
+        &cluster,
+        dir.path(),
+        &[&["release", "sync"][..], &target, &["--chart", chart_arg]].concat(),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("moving a release from Helm 3 back to Helm 2 is not supported"),
+        "{stderr}"
     );
 }

@@ -14,9 +14,9 @@ use capstan_plugin_sdk::backend::exports::capstan::plugin::backend::{
 };
 use capstan_release::{flavor, package, plan, render, rollback, store, sync, uninstall};
 
-mod tiller_store;
+use capstan_release::tiller_store::TillerStore;
 
-static TILLER: tiller_store::TillerStore = tiller_store::TillerStore;
+static TILLER: TillerStore = TillerStore;
 
 /// Every call keeps records in Tiller's store, by Helm 2's rules.
 fn tiller() {

@@ -1094,6 +1094,18 @@ pub fn input_fingerprint(chart: Option<&ChartRecord>, config: &Value) -> Vec<u8>
     bytes
 }
 
+/// [`input_fingerprint`] of what a Helm 3 record keeps of a Helm 2 revision: no subcharts
+/// and values.yaml as parsed (Helm 3 stores neither the subcharts nor the text). Used to
+/// compare a request with a revision converted from Helm 2.
+pub fn converted_input_fingerprint(chart: Option<&ChartRecord>, config: &Value) -> Vec<u8> {
+    let stripped = chart.map(|c| ChartRecord {
+        subcharts: Vec::new(),
+        raw_values: None,
+        ..c.clone()
+    });
+    input_fingerprint(stripped.as_ref(), config)
+}
+
 /// User values as Helm 2 records them (`""` for none).
 fn config_yaml(config: &Value) -> String {
     match config {

@@ -77,7 +77,19 @@ pub fn decide(request: &SyncRequest) -> Result<Decision, Error> {
         &input.user_values,
     )?;
     let deployed = digest(last.chart.clone(), &last.config)?;
-    if wanted != deployed {
+    // A revision converted from Helm 2 holds its input in Helm 2's shape: compare in that
+    // shape, so the first sync after a move makes no revision when nothing changed.
+    let same_as_migrated = last.labels.contains_key(crate::migrate::MIGRATED_LABEL)
+        && input.chart.as_ref().is_some_and(|chart| {
+            capstan_helm::tiller::converted_input_fingerprint(
+                Some(&release::ChartRecord::from_chart(chart)),
+                &input.user_values,
+            ) == capstan_helm::tiller::converted_input_fingerprint(
+                last.chart.as_ref(),
+                &last.config,
+            )
+        });
+    if wanted != deployed && !same_as_migrated {
         return Ok(changes(format!(
             "chart and values digest {} differs from revision {} ({})",
             short(&wanted),
@@ -85,14 +97,22 @@ pub fn decide(request: &SyncRequest) -> Result<Decision, Error> {
             short(&deployed)
         )));
     }
+    let reason = if wanted == deployed {
+        format!(
+            "chart and values digest {} matches deployed revision {}",
+            short(&wanted),
+            last.version
+        )
+    } else {
+        format!(
+            "chart and values match deployed revision {} (converted from Helm 2)",
+            last.version
+        )
+    };
     Ok(Decision {
         plan: SyncPlan {
             changes: false,
-            reason: format!(
-                "chart and values digest {} matches deployed revision {}",
-                short(&wanted),
-                last.version
-            ),
+            reason,
         },
         unchanged: Some(last.clone()),
     })

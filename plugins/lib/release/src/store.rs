@@ -122,6 +122,11 @@ impl RecordStore for Helm3Store {
             releases.push(record);
         }
         releases.sort_by_key(|r| r.version);
+        if releases.is_empty()
+            && let Some(imported) = crate::migrate::import(id)?
+        {
+            return Ok(imported);
+        }
         Ok(releases)
     }
 

@@ -6,13 +6,15 @@
 //!
 //! Helm 2 release names are unique in the cluster: every operation starts by reading the
 //! name's history here, and a history that belongs to another namespace refuses the
-//! operation before anything is written.
+//! operation before anything is written. A release that already has Helm 3 records is
+//! refused too: Helm 3 -> Helm 2 is not a supported move (Helm 2 cannot hold what Helm 3
+//! records, and the objects carry Helm 3's ownership).
 
+use crate::store::{RecordStore, describe, internal, now_seconds, with_context};
 use capstan_helm::release::Release;
 use capstan_helm::tiller::{self, Stamp};
 use capstan_plugin_sdk::backend::capstan::plugin::kube::{self, ObjectRef, Propagation};
 use capstan_plugin_sdk::backend::capstan::plugin::types::{Error, ErrorCode, ReleaseId};
-use capstan_release::store::{RecordStore, describe, internal, now_seconds, with_context};
 
 /// Tiller's records.
 pub struct TillerStore;
@@ -47,8 +49,34 @@ impl Location {
     }
 }
 
-impl RecordStore for TillerStore {
-    fn history(&self, id: &ReleaseId) -> Result<Vec<Release>, Error> {
+/// Refuse to keep Helm 2 records for a release that has Helm 3 records (in Secrets or
+/// ConfigMaps of its namespace).
+fn refuse_helm3_releases(id: &ReleaseId) -> Result<(), Error> {
+    for kind in ["Secret", "ConfigMap"] {
+        let found = kube::list(
+            "v1",
+            kind,
+            Some(&id.namespace),
+            Some(&capstan_helm::release::history_selector(&id.name)),
+        )
+        .map_err(|e| with_context(e, &format!("look for Helm 3 records of {}", describe(id))))?;
+        if !found.is_empty() {
+            return Err(Error::new(
+                ErrorCode::Conflict,
+                format!(
+                    "release {} is managed by Helm 3 ({} release records in {kind}s); moving a release from Helm 3 back to Helm 2 is not supported (Helm 2 cannot represent its records and would not own its objects), so nothing was changed",
+                    describe(id),
+                    found.len()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+impl TillerStore {
+    /// Every Tiller record named `id.name`, whatever its namespace, oldest first.
+    pub fn records(&self, id: &ReleaseId) -> Result<Vec<tiller::release::Release>, Error> {
         let at = location()?;
         let objects = kube::list(
             "v1",
@@ -62,32 +90,41 @@ impl RecordStore for TillerStore {
                 &format!("list Helm 2 records of `{}` in {}", id.name, at.namespace),
             )
         })?;
-        let mut releases = Vec::with_capacity(objects.len());
+        let mut records = Vec::with_capacity(objects.len());
         for object in objects {
             let mut value: serde_json::Value = serde_json::from_str(&object)
                 .map_err(|e| internal(format!("release record is not JSON: {e}")))?;
             if let Some(fields) = value.as_object_mut() {
                 fields.entry("kind").or_insert_with(|| at.kind().into());
             }
-            let record = tiller::from_storage_object(&value).map_err(|e| {
+            records.push(tiller::from_storage_object(&value).map_err(|e| {
                 Error::new(
                     ErrorCode::InvalidInput,
                     format!("Helm 2 release `{}` in {}: {e}", id.name, at.namespace),
                 )
-            })?;
-            if record.namespace != id.namespace {
-                return Err(Error::new(
-                    ErrorCode::Conflict,
-                    format!(
-                        "release name `{}` is in use by a Helm 2 release in namespace `{}` (Helm 2 release names are unique in the cluster); nothing was changed",
-                        id.name, record.namespace
-                    ),
-                ));
-            }
-            releases.push(tiller::to_v3(&record));
+            })?);
         }
-        releases.sort_by_key(|r| r.version);
-        Ok(releases)
+        records.sort_by_key(|r| r.version);
+        Ok(records)
+    }
+}
+
+impl RecordStore for TillerStore {
+    fn history(&self, id: &ReleaseId) -> Result<Vec<Release>, Error> {
+        let records = self.records(id)?;
+        if let Some(other) = records.iter().find(|r| r.namespace != id.namespace) {
+            return Err(Error::new(
+                ErrorCode::Conflict,
+                format!(
+                    "release name `{}` is in use by a Helm 2 release in namespace `{}` (Helm 2 release names are unique in the cluster); nothing was changed",
+                    id.name, other.namespace
+                ),
+            ));
+        }
+        if records.is_empty() {
+            refuse_helm3_releases(id)?;
+        }
+        Ok(records.iter().map(tiller::to_v3).collect())
     }
 
     fn create(&self, record: &Release) -> Result<(), Error> {
