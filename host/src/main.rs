@@ -94,6 +94,10 @@ struct OperatorArgs {
     /// Releases reconciled at once.
     #[arg(long, default_value_t = 4, env = "CAPSTAN_WORKERS")]
     workers: u16,
+    /// How often the configuration file is checked for changes, in seconds; a change of
+    /// backends is applied without a restart (0: never).
+    #[arg(long, default_value_t = 5, env = "CAPSTAN_CONFIG_POLL_INTERVAL")]
+    config_poll_interval: u64,
     /// Cluster-scoped kinds release backends may touch (`Kind` or `Kind.group`); repeatable.
     #[arg(
         long = "allow-cluster-kind",
@@ -976,7 +980,44 @@ async fn run(
         })
     };
     health.set_ready(true);
-    let operate = operate(client, operator_parts, &operator, stop_rx.clone());
+    let (reload_tx, reload_rx) = tokio::sync::mpsc::unbounded_channel();
+    if operator.config_poll_interval > 0 {
+        let mut reloader = capstan::controller::reload::Reloader::new(
+            config_path.clone(),
+            config.clone(),
+            std::sync::Arc::new(std::sync::Mutex::new(runtime)),
+            std::sync::Arc::clone(&operator_parts.backends),
+            reload_tx,
+        )
+        .with_metrics(std::sync::Arc::clone(&operator_parts.reload_metrics));
+        if let (Ok(pod), Ok(namespace)) =
+            (std::env::var("POD_NAME"), std::env::var("POD_NAMESPACE"))
+        {
+            let recorder = kube::runtime::events::Recorder::new(
+                client.clone(),
+                capstan::controller::reporter(),
+            );
+            reloader = reloader.with_events(
+                recorder,
+                k8s_openapi::api::core::v1::ObjectReference {
+                    api_version: Some("v1".into()),
+                    kind: Some("Pod".into()),
+                    name: Some(pod),
+                    namespace: Some(namespace),
+                    ..Default::default()
+                },
+            );
+        }
+        let interval = std::time::Duration::from_secs(operator.config_poll_interval);
+        tokio::spawn(reloader.run(interval, stop_rx.clone()));
+    }
+    let operate = operate(
+        client,
+        operator_parts,
+        &operator,
+        reload_rx,
+        stop_rx.clone(),
+    );
     tokio::pin!(operate);
     let outcome = tokio::select! {
         outcome = &mut operate => outcome,
@@ -1019,8 +1060,8 @@ async fn shutdown_signal() {
 
 /// What the operator loops need, prepared before the cluster connection is used.
 struct OperatorParts {
-    backends: std::collections::BTreeMap<String, std::sync::Arc<plugins::BackendPlugin>>,
-    selection: capstan::config::BackendSelection,
+    backends: std::sync::Arc<capstan::controller::backends::Backends>,
+    reload_metrics: std::sync::Arc<capstan::controller::reload::ReloadMetrics>,
     source_sync: std::sync::Arc<capstan::sources::sync::SourceSync>,
     artifact_store: std::sync::Arc<capstan::sources::artifacts::ArtifactStore>,
     metrics: std::sync::Arc<capstan::controller::metrics::ReleaseMetrics>,
@@ -1040,7 +1081,7 @@ fn operator_parts(
     use std::sync::Arc;
     use std::time::Duration;
 
-    let backends = config
+    let plugins = config
         .plugins
         .iter()
         .filter(|p| p.world == capstan::config::PluginWorld::Backend)
@@ -1051,6 +1092,12 @@ fn operator_parts(
                 .map(|b| (p.name.clone(), Arc::new(b)))
         })
         .collect();
+    let backends = Arc::new(capstan::controller::backends::Backends::new(
+        capstan::controller::backends::BackendSet {
+            plugins,
+            selection: config.backends.clone(),
+        },
+    ));
     let data_dir = cache_dir.join("data");
     let mirrors = Arc::new(MirrorStore::new(
         data_dir.join("mirrors"),
@@ -1072,7 +1119,7 @@ fn operator_parts(
     .with_http(HttpOptions::from_config(&config.sources.http));
     Ok(OperatorParts {
         backends,
-        selection: config.backends.clone(),
+        reload_metrics: capstan::controller::reload::ReloadMetrics::register(registry),
         source_sync: Arc::new(source_sync),
         artifact_store,
         metrics: capstan::controller::metrics::ReleaseMetrics::register(registry),
@@ -1084,6 +1131,7 @@ async fn operate(
     client: kube::Client,
     parts: OperatorParts,
     operator: &OperatorArgs,
+    reloads: tokio::sync::mpsc::UnboundedReceiver<()>,
     mut stop: tokio::sync::watch::Receiver<bool>,
 ) -> anyhow::Result<()> {
     use capstan::controller::leader::{LeaderElection, LeaseOptions};
@@ -1114,8 +1162,7 @@ async fn operate(
     let ctx = Context {
         recorder: kube::runtime::events::Recorder::new(client.clone(), controller::reporter()),
         client,
-        backends: parts.backends,
-        selection: parts.selection,
+        backends: Arc::clone(&parts.backends),
         artifacts: Arc::new(controller::sourcing::Artifacts::default()),
         artifact_store: parts.artifact_store,
         metrics: parts.metrics,
@@ -1128,8 +1175,11 @@ async fn operate(
             concurrency: operator.workers.max(1),
         },
     };
-    tracing::info!(backends = ctx.backends.len(), "reconciling HelmReleases");
-    let loops = controller::run(ctx, parts.source_sync, stop.clone());
+    tracing::info!(
+        backends = ctx.backends.current().plugins.len(),
+        "reconciling HelmReleases"
+    );
+    let loops = controller::run(ctx, parts.source_sync, reloads, stop.clone());
     tokio::pin!(loops);
     let Some(election) = &election else {
         return Ok(loops.await?);

@@ -36,20 +36,44 @@ impl Operator {
         extra_plugins: &str,
         extra: &[&str],
     ) -> Operator {
-        let plugins = repo_root().join("target/plugins");
         let config = format!(
-            "cacheDir: {cache}\nplugins:\n\
-             - {{name: git, world: source, path: {p}/source-git.wasm}}\n\
-             - {{name: helm-repo, world: source, path: {p}/source-helm-repo.wasm}}\n\
-             - {{name: oci, world: source, path: {p}/source-oci.wasm}}\n\
+            "cacheDir: {cache}\nplugins:\n{sources}\
              - {{name: helm3, world: backend, path: {p}/backend-helm3.wasm, limits: {{memoryMib: 512, timeoutMs: 120000}}}}\n\
              {extra_plugins}\
              backends: {{default: helm3, v3: helm3}}\n",
             // One compiled-component cache for every test run: compiling is not what is tested.
-            cache = repo_root().join("target/capstan-cache").display(),
-            p = plugins.display()
+            cache = Operator::cache_dir().display(),
+            sources = Operator::product_plugins(),
+            p = repo_root().join("target/plugins").display()
         );
-        let config_path = dir.join("capstan.yaml");
+        Operator::start_with_config(cluster, dir, &config, extra)
+    }
+
+    /// The product source plugin entries (YAML list items).
+    pub fn product_plugins() -> String {
+        let p = repo_root().join("target/plugins");
+        format!(
+            "- {{name: git, world: source, path: {p}/source-git.wasm}}\n\
+             - {{name: helm-repo, world: source, path: {p}/source-helm-repo.wasm}}\n\
+             - {{name: oci, world: source, path: {p}/source-oci.wasm}}\n",
+            p = p.display()
+        )
+    }
+
+    /// The test-wide compiled-component cache.
+    pub fn cache_dir() -> PathBuf {
+        repo_root().join("target/capstan-cache")
+    }
+
+    /// Start the operator with the configuration text `config`, written to
+    /// [`Operator::config_path`] in `dir` (rewrite it to reload).
+    pub fn start_with_config(
+        cluster: &Cluster,
+        dir: &Path,
+        config: &str,
+        extra: &[&str],
+    ) -> Operator {
+        let config_path = Operator::config_path(dir);
         std::fs::write(&config_path, config).unwrap();
         let log = dir.join(format!(
             "operator-{}.log",
@@ -83,6 +107,16 @@ impl Operator {
         body.lines()
             .find_map(|line| line.strip_prefix(&format!("{name} ")))
             .and_then(|v| v.trim().parse().ok())
+    }
+
+    /// Where [`Operator::start_with_config`] writes the configuration in `dir`.
+    pub fn config_path(dir: &Path) -> PathBuf {
+        dir.join("capstan.yaml")
+    }
+
+    /// Its process id, while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
     }
 
     /// The port of its /metrics endpoint.

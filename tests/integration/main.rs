@@ -24,6 +24,7 @@ mod release_helm3_configmap;
 mod release_helm3_lifecycle;
 #[path = "../support/repo_server.rs"]
 mod repo_server;
+mod swap;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -92,6 +93,10 @@ const TESTS: &[(&str, TestFn)] = &[
                 release_helm2::helm2_releases_are_upgraded_in_place_and_names_are_unique_in_the_cluster(c),
             )
         },
+    ),
+    (
+        "ten_helm2_releases_move_to_helm3_when_the_configuration_changes",
+        |c| Box::pin(swap::ten_helm2_releases_move_to_helm3_when_the_configuration_changes(c)),
     ),
     ("helm2_releases_move_to_helm3_in_place", |c| {
         Box::pin(release_helm2::helm2_releases_move_to_helm3_in_place(c))

@@ -4,10 +4,12 @@
 //! the backend chosen by `spec.backend` / `spec.helmVersion`. Changes of referenced
 //! ConfigMaps and Secrets, and new artifacts, wake the releases concerned.
 
+pub mod backends;
 pub mod leader;
 pub mod metrics;
 pub mod queue;
 pub mod reconcile;
+pub mod reload;
 pub mod sourcing;
 pub mod values;
 
@@ -27,7 +29,6 @@ use kube::{Api, Client, ResourceExt};
 use crate::api::HelmRelease;
 use crate::capabilities::Grants;
 use crate::capabilities::kube::{DiscoveryCache, KubeGrant};
-use crate::config::BackendSelection;
 use crate::plugins::BackendPlugin;
 use crate::plugins::bindings::types::ReleaseId;
 use crate::sources::artifacts::ArtifactStore;
@@ -51,10 +52,8 @@ pub struct ControllerOptions {
 pub struct Context {
     /// Kubernetes client of the operator.
     pub client: Client,
-    /// Loaded backend plugins by configured name.
-    pub backends: BTreeMap<String, Arc<BackendPlugin>>,
-    /// Which backend serves which Helm version.
-    pub selection: BackendSelection,
+    /// The backends in force (replaced when the configuration is reloaded).
+    pub backends: Arc<backends::Backends>,
     /// Artifacts published by the source loop.
     pub artifacts: Arc<Artifacts>,
     /// The content-addressed chart archives.
@@ -114,19 +113,20 @@ impl Context {
     /// `spec.helmVersion`, else the default backend.
     pub fn backend_for(&self, hr: &HelmRelease) -> Result<(String, Arc<BackendPlugin>), String> {
         use crate::api::HelmVersion;
+        let set = self.backends.current();
         let (field, name) = if let Some(name) = hr.spec.backend.as_ref().filter(|b| !b.is_empty()) {
             ("spec.backend", Some(name.clone()))
         } else {
             match hr.spec.helm_version {
                 Some(HelmVersion::V2) => (
                     "spec.helmVersion v2 (backends.v2)",
-                    self.selection.v2.clone(),
+                    set.selection.v2.clone(),
                 ),
                 Some(HelmVersion::V3) => (
                     "spec.helmVersion v3 (backends.v3)",
-                    self.selection.v3.clone(),
+                    set.selection.v3.clone(),
                 ),
-                None => ("backends.default", self.selection.default.clone()),
+                None => ("backends.default", set.selection.default.clone()),
             }
         };
         let Some(name) = name else {
@@ -134,11 +134,11 @@ impl Context {
                 "{field}: the operator configuration selects no backend"
             ));
         };
-        match self.backends.get(&name) {
+        match set.plugins.get(&name) {
             Some(backend) => Ok((name, Arc::clone(backend))),
             None => Err(format!(
                 "{field} names `{name}`, which is not a loaded backend plugin (loaded: {})",
-                self.backends.keys().cloned().collect::<Vec<_>>().join(", ")
+                set.plugins.keys().cloned().collect::<Vec<_>>().join(", ")
             )),
         }
     }
@@ -193,6 +193,7 @@ fn referencing(
 pub async fn run(
     ctx: Context,
     source_sync: Arc<SourceSync>,
+    mut reloads: tokio::sync::mpsc::UnboundedReceiver<()>,
     stop: tokio::sync::watch::Receiver<bool>,
 ) -> Result<(), StartError> {
     let client = ctx.client.clone();
@@ -240,6 +241,19 @@ pub async fn run(
     let queue = Arc::clone(&ctx.metrics.queue);
     let artifact_changes = futures::stream::poll_fn(move |cx| changed_rx.poll_recv(cx))
         .inspect(move |hr: &ObjectRef<HelmRelease>| queue.triggered(hr.clone()));
+    // A reloaded configuration may serve releases from other backends: reconcile them all.
+    let reload_store = store.clone();
+    let reload_queue = Arc::clone(&ctx.metrics.queue);
+    let reloaded = futures::stream::poll_fn(move |cx| reloads.poll_recv(cx)).flat_map(move |()| {
+        let all: Vec<ObjectRef<HelmRelease>> = reload_store
+            .state()
+            .iter()
+            .map(|hr| ObjectRef::from_obj(hr.as_ref()))
+            .collect();
+        all.iter().for_each(|hr| reload_queue.triggered(hr.clone()));
+        futures::stream::iter(all)
+    });
+    let artifact_changes = futures::stream::select(artifact_changes, reloaded);
     let config_maps = watcher(
         Api::<PartialObjectMeta<ConfigMap>>::all(client.clone()),
         watcher::Config::default(),

@@ -337,9 +337,17 @@ impl PluginRuntime {
 
     /// Load one plugin (replacing a loaded plugin of the same name).
     pub fn load(&mut self, config: &PluginConfig) -> Result<Arc<LoadedPlugin>, LoadError> {
+        let plugin = self.prepare(config)?;
+        self.install(Arc::clone(&plugin));
+        Ok(plugin)
+    }
+
+    /// Load one plugin without making it available under its name yet (see
+    /// [`PluginRuntime::install`]): a configuration reload checks every new plugin first.
+    pub fn prepare(&self, config: &PluginConfig) -> Result<Arc<LoadedPlugin>, LoadError> {
         let started = Instant::now();
         if let Some(metadata) = helm4::metadata_file(&config.path) {
-            return self.load_helm4(config, &metadata, started);
+            return self.prepare_helm4(config, &metadata, started);
         }
         let name = config.name.clone();
         let path = config.path.clone();
@@ -445,13 +453,44 @@ impl PluginRuntime {
             load_time: started.elapsed(),
             pre,
         });
-        self.plugins.insert(name, Arc::clone(&plugin));
         Ok(plugin)
     }
 
-    /// Load a Helm 4 plugin folder (its `plugin.yaml` is `metadata`).
-    fn load_helm4(
-        &mut self,
+    /// Make a prepared plugin available under its name, replacing the plugin of that name;
+    /// handles to the replaced one keep working until dropped.
+    pub fn install(&mut self, plugin: Arc<LoadedPlugin>) {
+        self.plugins.insert(plugin.name().to_owned(), plugin);
+    }
+
+    /// The loaded plugin named `name`.
+    pub fn plugin(&self, name: &str) -> Option<&Arc<LoadedPlugin>> {
+        self.plugins.get(name)
+    }
+
+    /// A handle to call backend `plugin` (loaded or only prepared).
+    pub fn backend_of(&self, plugin: &Arc<LoadedPlugin>) -> Result<BackendPlugin, LookupError> {
+        let handle = Handle {
+            engine: self.engine.clone(),
+            plugin: Arc::clone(plugin),
+            metrics: self.metrics.clone(),
+            call_slots: Arc::clone(&self.call_slots),
+        };
+        match &plugin.pre {
+            Pre::Backend(pre) => Ok(BackendPlugin {
+                pre: pre.clone(),
+                handle,
+            }),
+            _ => Err(LookupError::WrongWorld {
+                name: plugin.name().to_owned(),
+                actual: plugin.world(),
+                wanted: PluginWorld::Backend,
+            }),
+        }
+    }
+
+    /// Prepare a Helm 4 plugin folder (its `plugin.yaml` is `metadata`).
+    fn prepare_helm4(
+        &self,
         config: &PluginConfig,
         metadata: &Path,
         started: Instant,
@@ -486,8 +525,6 @@ impl PluginRuntime {
             load_time: started.elapsed(),
             pre: Pre::Helm4(Arc::new(plugin)),
         });
-        self.plugins
-            .insert(config.name.clone(), Arc::clone(&loaded));
         Ok(loaded)
     }
 
