@@ -78,6 +78,8 @@ step "kubectl get hr -A"
 "$bin/kubectl" get hr -A
 step "helm list -A (the real helm CLI reading Capstan's releases)"
 "$bin/helm" list -A
+step "Helm 2 releases (Tiller-compatible records, no Tiller)"
+"$bin/kubectl" get configmaps -n kube-system -l OWNER=TILLER -L NAME,STATUS,VERSION
 
 if [ "${DEMO_EXIT:-0}" = 1 ]; then
   exit 0

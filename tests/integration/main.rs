@@ -98,6 +98,10 @@ const TESTS: &[(&str, TestFn)] = &[
         "ten_helm2_releases_move_to_helm3_when_the_configuration_changes",
         |c| Box::pin(swap::ten_helm2_releases_move_to_helm3_when_the_configuration_changes(c)),
     ),
+    (
+        "capstan_helm2_creates_crd_install_hooks_before_the_release",
+        |c| Box::pin(release_helm2::capstan_helm2_creates_crd_install_hooks_before_the_release(c)),
+    ),
     ("helm2_releases_move_to_helm3_in_place", |c| {
         Box::pin(release_helm2::helm2_releases_move_to_helm3_in_place(c))
     }),

@@ -16,7 +16,7 @@ use kube::api::ListParams;
 
 use crate::harness::{Cluster, repo_root};
 use crate::release_helm3::{succeeded, write};
-use crate::release_helm3_lifecycle::{deployment, empty_config_map, hook_job};
+use crate::release_helm3_lifecycle::{crd, deployment, empty_config_map, hook_job};
 
 const TILLER_NAMESPACE: &str = "kube-system";
 
@@ -670,4 +670,87 @@ pub async fn helm2_releases_move_to_helm3_in_place(cluster: Arc<Cluster>) {
         stderr.contains("moving a release from Helm 3 back to Helm 2 is not supported"),
         "{stderr}"
     );
+}
+
+pub async fn capstan_helm2_creates_crd_install_hooks_before_the_release(cluster: Arc<Cluster>) {
+    let namespace = cluster.create_namespace("rel2-crd").await;
+    let name = namespace.clone();
+    let group = format!("{namespace}.capstan.test");
+    let tiller = Tiller::start(&cluster);
+    let dir = tempfile::tempdir().unwrap();
+    let chart = v1_chart(dir.path(), "widgets");
+    // The CRD as a Helm 2 crd-install hook, and a Widget of it in the same release: the
+    // Widget can only be applied once the CRD is established.
+    let hook = crd(&group, "").replacen(
+        "metadata:\n",
+        "metadata:\n  annotations:\n    helm.sh/hook: crd-install\n",
+        1,
+    );
+    write(&chart.join("templates/crd.yaml"), &hook);
+    write(
+        &chart.join("templates/widget.yaml"),
+        &format!(
+            "apiVersion: {group}/v1\nkind: Widget\nmetadata:\n  name: first\nspec:\n  size: 3\n"
+        ),
+    );
+    let out = capstan_ok(
+        &cluster,
+        dir.path(),
+        &[
+            "release",
+            "sync",
+            "--name",
+            &name,
+            "--namespace",
+            &namespace,
+            "--chart",
+            chart.to_str().unwrap(),
+            "--allow-cluster-kind",
+            "CustomResourceDefinition.apiextensions.k8s.io",
+        ],
+    );
+    assert!(out.contains("installed: revision 1 deployed"), "{out}");
+    let widgets = cluster.run(
+        "kubectl",
+        &[
+            "get",
+            &format!("widgets.{group}"),
+            "-n",
+            &namespace,
+            "-o",
+            "name",
+        ],
+    );
+    assert!(widgets.contains("first"), "{widgets}");
+    // Recorded as Helm 2 records a crd-install hook, not as part of the manifest.
+    let hooks = tiller.helm_ok(&["get", "hooks", &name]);
+    assert!(hooks.contains("helm.sh/hook: crd-install"), "{hooks}");
+    let manifest = tiller.helm_ok(&["get", "manifest", &name]);
+    assert!(!manifest.contains("CustomResourceDefinition"), "{manifest}");
+    let records = tiller_records(&cluster, &name).await;
+    let decoded = tiller.decode(&records[0].2);
+    assert_eq!(
+        decoded["hooks"][0]["events"],
+        serde_json::json!([11]),
+        "CRD_INSTALL"
+    );
+    // Uninstall leaves the CRD, as Helm 2 does.
+    capstan_ok(
+        &cluster,
+        dir.path(),
+        &[
+            "release",
+            "uninstall",
+            "--name",
+            &name,
+            "--namespace",
+            &namespace,
+        ],
+    );
+    let crds = cluster.run(
+        "kubectl",
+        &["get", "crd", &format!("widgets.{group}"), "-o", "name"],
+    );
+    assert!(crds.contains(&group), "{crds}");
+    cluster.run("kubectl", &["delete", "crd", &format!("widgets.{group}")]);
 }

@@ -532,7 +532,7 @@ pub async fn capstan_release_plans_without_writing_and_rolls_back(cluster: Arc<C
     assert_eq!(run_value(config_maps.get("app-config").await.unwrap()), "1");
 }
 
-fn crd(group: &str, short_names: &str) -> String {
+pub(crate) fn crd(group: &str, short_names: &str) -> String {
     format!(
         "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets.{group}\nspec:\n  group: {group}\n  scope: Namespaced\n  names:\n    plural: widgets\n    singular: widget\n    kind: Widget\n{short_names}  versions:\n    - name: v1\n      served: true\n      storage: true\n      schema:\n        openAPIV3Schema:\n          type: object\n          x-kubernetes-preserve-unknown-fields: true\n"
     )

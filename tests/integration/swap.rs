@@ -1,6 +1,7 @@
 //! End-to-end: swapping backends by configuration while the operator runs. Ten
-//! HelmReleases are Ready on the helm2 backend (Tiller-compatible records); the
-//! configuration's default backend becomes helm3 (which moves Helm 2 releases in place)
+//! HelmReleases (half `helmVersion: v2`, half on the default backend) are Ready on the
+//! helm2 backend (Tiller-compatible records); `backends.default` and `backends.v2` become
+//! helm3 (which moves Helm 2 releases in place)
 //! and the same operator process reloads it: every release appears in real `helm` (v3)
 //! with its full history, no Tiller record remains, every object keeps its UID and every
 //! Deployment its generation, and `helm rollback` to a pre-swap revision works. A broken
@@ -22,13 +23,13 @@ use crate::helmrelease::{Operator, helm_release, install_crd, publish, ready, wa
 
 const RELEASES: usize = 10;
 
-fn config(default_backend: &str, extra: &str) -> String {
+fn config(backend: &str, extra: &str) -> String {
     format!(
         "cacheDir: {cache}\nplugins:\n{sources}\
          - {{name: helm2, world: backend, path: {p}/backend-helm2.wasm, storageNamespaces: [kube-system], limits: {{memoryMib: 512, timeoutMs: 120000}}}}\n\
          - {{name: helm3, world: backend, path: {p}/backend-helm3.wasm, storageNamespaces: [kube-system], wasi: {{env: {{CAPSTAN_IMPORT_HELM2: move}}}}, limits: {{memoryMib: 512, timeoutMs: 120000}}}}\n\
          {extra}\
-         backends: {{default: {default_backend}, v2: helm2, v3: helm3}}\n",
+         backends: {{default: {backend}, v2: {backend}, v3: helm3}}\n",
         cache = Operator::cache_dir().display(),
         sources = Operator::product_plugins(),
         p = repo_root().join("target/plugins").display()
@@ -90,15 +91,16 @@ pub async fn ten_helm2_releases_move_to_helm3_when_the_configuration_changes(
     let client = cluster.client().await;
     let api: Api<HelmRelease> = Api::namespaced(client.clone(), &ns);
     let names: Vec<String> = (0..RELEASES).map(|i| format!("app{i}")).collect();
-    for name in &names {
-        let hr = helm_release(
-            name,
-            &ns,
-            serde_json::json!({
-                "chart": {"repository": server.url(""), "name": "hello", "version": "0.1.0"},
-                "values": {"message": "first"},
-            }),
-        );
+    for (i, name) in names.iter().enumerate() {
+        // Half say `helmVersion: v2` (backends.v2), half use the default backend.
+        let mut spec = serde_json::json!({
+            "chart": {"repository": server.url(""), "name": "hello", "version": "0.1.0"},
+            "values": {"message": "first"},
+        });
+        if i % 2 == 0 {
+            spec["helmVersion"] = "v2".into();
+        }
+        let hr = helm_release(name, &ns, spec);
         api.create(&PostParams::default(), &hr).await.unwrap();
     }
     let mut operator = Operator::start_with_config(

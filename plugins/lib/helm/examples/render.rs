@@ -140,8 +140,8 @@ fn render_once(args: &Args, options: &RenderOptions) -> Result<(String, Phases),
     lap(&mut phases.render_values);
     let files = capstan_helm::engine::render(&chart, &top, options).map_err(|e| e.to_string())?;
     lap(&mut phases.templates);
-    let assembled =
-        capstan_helm::output::assemble(chart.name(), files, false).map_err(|e| e.to_string())?;
+    let assembled = capstan_helm::output::assemble(chart.name(), files, false, false)
+        .map_err(|e| e.to_string())?;
     let text = template_text(&assembled, true);
     lap(&mut phases.assemble);
     Ok((text, phases))

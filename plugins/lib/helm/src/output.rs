@@ -63,6 +63,9 @@ pub const HOOK_EVENTS: &[&str] = &[
     "test-success",
 ];
 
+/// Hook events only Helm 2 knows: `crd-install` CRDs are created before an install.
+pub const HELM2_HOOK_EVENTS: &[&str] = &["crd-install"];
+
 /// The fields of a document Helm looks at.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Head {
@@ -270,10 +273,15 @@ fn split_list(value: Option<&String>) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// Helm's `SortManifests` over rendered files: hooks and manifests in install order.
+/// Helm's `SortManifests` over rendered files: hooks and manifests in install order. With
+/// `helm2`, Helm 2's own hook events ([`HELM2_HOOK_EVENTS`]) are hooks too; Helm 3 skips
+/// documents that name them.
 pub fn sort_manifests(
     files: &BTreeMap<String, String>,
+    helm2: bool,
 ) -> Result<(Vec<Hook>, Vec<Manifest>), OutputError> {
+    let known =
+        |event: &str| HOOK_EVENTS.contains(&event) || (helm2 && HELM2_HOOK_EVENTS.contains(&event));
     let mut hooks = Vec::new();
     let mut manifests = Vec::new();
     for (path, content) in files {
@@ -292,7 +300,7 @@ pub fn sort_manifests(
                 continue;
             };
             let events = split_list(Some(&hook_types));
-            if events.iter().any(|e| !HOOK_EVENTS.contains(&e.as_str())) {
+            if events.iter().any(|e| !known(e)) {
                 // Helm skips documents with unknown hook types entirely.
                 continue;
             }
@@ -329,11 +337,13 @@ pub fn sort_manifests(
     Ok((hooks, manifests))
 }
 
-/// Pull NOTES out of the rendered files and sort the rest (Helm's `renderResources`).
+/// Pull NOTES out of the rendered files and sort the rest (Helm's `renderResources`);
+/// `helm2` as in [`sort_manifests`].
 pub fn assemble(
     root_chart_name: &str,
     mut files: BTreeMap<String, String>,
     subchart_notes: bool,
+    helm2: bool,
 ) -> Result<Assembled, OutputError> {
     let root_notes = format!("{root_chart_name}/templates/NOTES.txt");
     let note_paths: Vec<String> = files
@@ -352,7 +362,7 @@ pub fn assemble(
             notes.push_str(&text);
         }
     }
-    let (hooks, manifests) = sort_manifests(&files)?;
+    let (hooks, manifests) = sort_manifests(&files, helm2)?;
     Ok(Assembled {
         manifests,
         hooks,

@@ -59,5 +59,7 @@ pub fn render_chart(
         .map_err(|e| HelmError::Values(e.to_string()))?;
     let top = render_values(&chart, &values, options);
     let files = render(&chart, &top, options)?;
-    Ok(assemble(chart.name(), files, subchart_notes)?)
+    // Helm 2 rendering (a Tiller version) keeps Helm 2's own hooks.
+    let helm2 = options.capabilities.tiller_version.is_some();
+    Ok(assemble(chart.name(), files, subchart_notes, helm2)?)
 }

@@ -68,3 +68,44 @@ pub fn ensure(
     wait::ready(&changed, &budget).map_err(|e| with_context(e, "wait for CRDs"))?;
     Ok(changed.len())
 }
+
+/// Helm 2's `crd-install` hooks of an install: each such document (a CRD) is created when
+/// missing, before anything else of the install, and awaited until `Established`. Existing
+/// ones are kept (Helm 2 failed on them, which `--no-crd-hook` worked around). Like CRDs of
+/// `crds/`, they are never deleted. Returns how many were created.
+pub fn install_hook_crds(
+    hooks: &[capstan_helm::output::Hook],
+    namespace: &str,
+    deadline: &Deadline,
+) -> Result<usize, Error> {
+    let mut created = Vec::new();
+    for hook in hooks
+        .iter()
+        .filter(|h| h.events.iter().any(|e| e == "crd-install"))
+    {
+        let Some(crd) = objects::parse(&hook.path, &hook.manifest, namespace)? else {
+            continue;
+        };
+        let step = |verb: &str| {
+            format!(
+                "{verb} crd-install hook {} (from {})",
+                crd.describe(),
+                hook.path
+            )
+        };
+        let exists = kube::get(&crd.reference)
+            .map_err(|e| with_context(e, &step("read")))?
+            .is_some();
+        if exists {
+            log(Level::Debug, &step("kept existing"));
+            continue;
+        }
+        kube::create(&crd.body.to_string()).map_err(|e| with_context(e, &step("create")))?;
+        log(Level::Info, &step("created"));
+        created.push(crd.reference);
+    }
+    let budget =
+        Deadline::start(u32::try_from(ESTABLISH_BUDGET.as_secs()).unwrap_or(60)).earliest(deadline);
+    wait::ready(&created, &budget).map_err(|e| with_context(e, "wait for crd-install CRDs"))?;
+    Ok(created.len())
+}

@@ -6,7 +6,8 @@
 //!   existing object that carries them; Helm 2 writes no such metadata and never adopts:
 //!   an object the previous revision did not have that already exists stops the operation;
 //! - **rendering**: Helm 2 charts see `.Capabilities.TillerVersion` (no `HelmVersion`) and
-//!   `.Release.Service` `Tiller`.
+//!   `.Release.Service` `Tiller`, and `crd-install` hooks are hooks (Helm 3 drops them);
+//! - **crd-install**: an install creates those CRDs first (`crds::install_hook_crds`).
 
 use std::sync::OnceLock;
 

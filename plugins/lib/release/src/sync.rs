@@ -141,6 +141,11 @@ pub fn sync(request: SyncRequest) -> Result<SyncOutcome, Error> {
         for_record: true,
     })
     .map_err(|e| with_context(e, &format!("render chart {}", request.chart.metadata.name)))?;
+    // Helm 2 creates the CRDs of `crd-install` hooks before anything else of an install.
+    if install && !options.disable_hooks && flavor::current() == Flavor::Helm2 {
+        crds::install_hook_crds(&rendered.assembled.hooks, &id.namespace, &deadline)
+            .map_err(|e| with_context(e, &format!("install of {}", describe(id))))?;
+    }
     if let Some(chart) = &rendered.chart {
         let policy = if install {
             options.install_crds
