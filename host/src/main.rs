@@ -989,7 +989,8 @@ async fn run(
             std::sync::Arc::clone(&operator_parts.backends),
             reload_tx,
         )
-        .with_metrics(std::sync::Arc::clone(&operator_parts.reload_metrics));
+        .with_metrics(std::sync::Arc::clone(&operator_parts.reload_metrics))
+        .with_sources(std::sync::Arc::clone(&operator_parts.source_sync));
         if let (Ok(pod), Ok(namespace)) =
             (std::env::var("POD_NAME"), std::env::var("POD_NAMESPACE"))
         {

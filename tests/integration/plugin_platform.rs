@@ -32,7 +32,7 @@ fn plugin_calls(operator: &Operator, plugin: &str, function: &str) -> f64 {
         .sum()
 }
 
-fn sha256_of(path: &std::path::Path) -> String {
+pub(crate) fn sha256_of(path: &std::path::Path) -> String {
     let out = std::process::Command::new("sha256sum")
         .arg(path)
         .output()

@@ -5,7 +5,8 @@
 //! and the same operator process reloads it: every release appears in real `helm` (v3)
 //! with its full history, no Tiller record remains, every object keeps its UID and every
 //! Deployment its generation, and `helm rollback` to a pre-swap revision works. A broken
-//! configuration is then refused by name while the running one keeps reconciling.
+//! configuration is then refused by name while the running one keeps reconciling, and a new
+//! source plugin added to the configuration serves a release without a restart.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -251,6 +252,46 @@ pub async fn ten_helm2_releases_move_to_helm3_when_the_configuration_changes(
     )
     .await;
     assert_eq!(helm3_revisions(&cluster, &releases[5], &ns).len(), 3);
+
+    // A new source plugin by configuration alone, in the same process: the Python
+    // component's kind serves a release at once.
+    let python = repo_root().join("target/plugins/python-url-source.wasm");
+    assert!(python.is_file(), "run `make python-plugins`");
+    rewrite_config(
+        dir.path(),
+        &config(
+            "helm3",
+            &format!(
+                "- {{name: url-py, world: source, path: {}, limits: {{memoryMib: 256, timeoutMs: 60000}}}}\n",
+                python.display()
+            ),
+        ),
+    );
+    let archive = repository.join("hello-0.1.0.tgz");
+    let digest = crate::plugin_platform::sha256_of(&archive);
+    let by_url = helm_release(
+        "by-url",
+        &ns,
+        serde_json::json!({
+            "chart": {"source": {"kind": "https-url", "spec": {
+                "url": server.url("hello-0.1.0.tgz"), "sha256": digest}}},
+        }),
+    );
+    api.create(&PostParams::default(), &by_url).await.unwrap();
+    wait_for(
+        &api,
+        "by-url",
+        &operator,
+        "Ready from a reloaded source plugin",
+        long,
+        ready,
+    )
+    .await;
+    assert!(
+        operator.log().contains("source kinds"),
+        "{}",
+        operator.log()
+    );
     assert_eq!(operator.pid(), pid);
     operator.stop();
 }

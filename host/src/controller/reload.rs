@@ -6,8 +6,9 @@
 //! (unparsable, unknown plugin, missing or wrong-world component, bad limits) is refused
 //! with a log line and an Event naming the problem, and the running configuration stays.
 //!
-//! Backends and their selection are reloaded; changes to source plugins or `sources` are
-//! reported as needing a restart (the source loop keeps its catalog).
+//! Backends, their selection, source plugins and `sources.kinds` are reloaded (a source
+//! pass in progress keeps the catalog it started with); changes to `sources.http` and
+//! `cacheDir` are reported as taking effect at the next restart.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -23,6 +24,7 @@ use prometheus_client::registry::Registry;
 use super::backends::{BackendSet, Backends};
 use crate::config::{Config, PluginWorld};
 use crate::plugins::PluginRuntime;
+use crate::sources::sync::SourceSync;
 
 /// What one check of the configuration file found.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -70,6 +72,7 @@ pub struct Reloader {
     wake: tokio::sync::mpsc::UnboundedSender<()>,
     events: Option<(Recorder, ObjectReference)>,
     metrics: Option<Arc<ReloadMetrics>>,
+    sources: Option<Arc<SourceSync>>,
 }
 
 impl Reloader {
@@ -91,7 +94,14 @@ impl Reloader {
             wake,
             events: None,
             metrics: None,
+            sources: None,
         }
+    }
+
+    /// Also reload the source plugins served by `sources`.
+    pub fn with_sources(mut self, sources: Arc<SourceSync>) -> Self {
+        self.sources = Some(sources);
+        self
     }
 
     /// Also publish Events about reloads on `object` (the operator's Pod).
@@ -146,19 +156,18 @@ impl Reloader {
         ReloadOutcome::Refused(why)
     }
 
-    /// Load the backends of `config` and put them in force, or say why not.
+    /// Load the plugins of `config` and put its backends (and, with [`Reloader::with_sources`],
+    /// its source kinds) in force, or say why not. Nothing changes unless all of it loads.
     fn apply(&self, config: &Config) -> Result<String, String> {
         let mut runtime = self
             .runtime
             .lock()
             .map_err(|_| "the plugin runtime is unavailable".to_owned())?;
+        // Every plugin of the new configuration: the loaded one when its entry is the
+        // same, else freshly prepared (not yet installed).
         let mut prepared = Vec::new();
         let mut changed = Vec::new();
-        for entry in config
-            .plugins
-            .iter()
-            .filter(|p| p.world == PluginWorld::Backend)
-        {
+        for entry in &config.plugins {
             match runtime.plugin(&entry.name) {
                 Some(loaded) if loaded.config() == entry => prepared.push(Arc::clone(loaded)),
                 _ => {
@@ -169,21 +178,55 @@ impl Reloader {
             }
         }
         let mut plugins = std::collections::BTreeMap::new();
+        let mut source_handles = Vec::new();
         for plugin in &prepared {
-            let backend = runtime.backend_of(plugin).map_err(|e| e.to_string())?;
-            plugins.insert(plugin.name().to_owned(), Arc::new(backend));
+            match plugin.world() {
+                PluginWorld::Backend => {
+                    let backend = runtime.backend_of(plugin).map_err(|e| e.to_string())?;
+                    plugins.insert(plugin.name().to_owned(), Arc::new(backend));
+                }
+                PluginWorld::Source => {
+                    source_handles.push(runtime.source_of(plugin).map_err(|e| e.to_string())?);
+                }
+            }
         }
+        let sources_changed = self.source_plugins_changed(config);
+        let catalog = match (&self.sources, sources_changed) {
+            (Some(_), true) => {
+                let routes = config.sources.kinds.clone();
+                let (catalog, failures) = tokio::runtime::Handle::current().block_on(
+                    crate::sources::catalog::describe_all(source_handles, &routes),
+                );
+                if let Some(failure) = failures.first() {
+                    return Err(failure.clone());
+                }
+                Some(Arc::new(catalog.map_err(|e| e.to_string())?))
+            }
+            _ => None,
+        };
         let restart_needed = self.needs_restart(config);
         for plugin in prepared {
             runtime.install(plugin);
         }
+        let kinds = catalog.as_ref().map(|c| {
+            c.kinds()
+                .map(|k| k.declared.name.clone())
+                .collect::<Vec<_>>()
+                .join(", ")
+        });
+        if let (Some(sources), Some(catalog)) = (&self.sources, catalog) {
+            sources.replace_catalog(catalog);
+        }
         let selection = config.backends.clone();
         let summary = format!(
-            "backends {} (default {}, v2 {}, v3 {}); loaded: {}{}",
+            "backends {} (default {}, v2 {}, v3 {}){}; loaded: {}{}",
             plugins.keys().cloned().collect::<Vec<_>>().join(", "),
             selection.default.as_deref().unwrap_or("none"),
             selection.v2.as_deref().unwrap_or("none"),
             selection.v3.as_deref().unwrap_or("none"),
+            kinds
+                .map(|k| format!("; source kinds {k}"))
+                .unwrap_or_default(),
             if changed.is_empty() {
                 "none".to_owned()
             } else {
@@ -197,8 +240,8 @@ impl Reloader {
         Ok(summary)
     }
 
-    /// What of `config` a reload does not apply, if it changed.
-    fn needs_restart(&self, config: &Config) -> Option<String> {
+    /// Whether the source plugins or their routing differ from the configuration in force.
+    fn source_plugins_changed(&self, config: &Config) -> bool {
         let sources = |c: &Config| -> Vec<crate::config::PluginConfig> {
             c.plugins
                 .iter()
@@ -206,12 +249,18 @@ impl Reloader {
                 .cloned()
                 .collect()
         };
+        sources(config) != sources(&self.applied)
+            || config.sources.kinds != self.applied.sources.kinds
+    }
+
+    /// What of `config` a reload does not apply, if it changed.
+    fn needs_restart(&self, config: &Config) -> Option<String> {
         let mut what = Vec::new();
-        if sources(config) != sources(&self.applied) {
+        if self.sources.is_none() && self.source_plugins_changed(config) {
             what.push("source plugins");
         }
-        if config.sources != self.applied.sources {
-            what.push("`sources`");
+        if config.sources.http != self.applied.sources.http {
+            what.push("`sources.http`");
         }
         if config.cache_dir != self.applied.cache_dir {
             what.push("`cacheDir`");

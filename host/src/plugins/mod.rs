@@ -560,26 +560,34 @@ impl PluginRuntime {
 
     /// A handle to call the source plugin `name`.
     pub fn source(&self, name: &str) -> Result<SourcePlugin, LookupError> {
-        let handle = self.handle(name, PluginWorld::Source)?;
-        match &handle.plugin.pre {
-            Pre::Source(pre) => Ok(SourcePlugin {
-                pre: SourcePre::Current(pre.clone()),
-                handle,
-            }),
-            Pre::SourceV0_1(pre, kinds) => Ok(SourcePlugin {
-                pre: SourcePre::V0_1(pre.clone(), kinds.clone()),
-                handle,
-            }),
-            Pre::Helm4(plugin) => Ok(SourcePlugin {
-                pre: SourcePre::Helm4(Arc::clone(plugin)),
-                handle,
-            }),
-            Pre::Backend(_) => Err(LookupError::WrongWorld {
-                name: name.to_owned(),
-                actual: PluginWorld::Backend,
-                wanted: PluginWorld::Source,
-            }),
-        }
+        let plugin = self
+            .plugins
+            .get(name)
+            .ok_or_else(|| LookupError::Unknown(name.to_owned()))?;
+        self.source_of(plugin)
+    }
+
+    /// A handle to call source `plugin` (loaded or only prepared).
+    pub fn source_of(&self, plugin: &Arc<LoadedPlugin>) -> Result<SourcePlugin, LookupError> {
+        let handle = Handle {
+            engine: self.engine.clone(),
+            plugin: Arc::clone(plugin),
+            metrics: self.metrics.clone(),
+            call_slots: Arc::clone(&self.call_slots),
+        };
+        let pre = match &plugin.pre {
+            Pre::Source(pre) => SourcePre::Current(pre.clone()),
+            Pre::SourceV0_1(pre, kinds) => SourcePre::V0_1(pre.clone(), kinds.clone()),
+            Pre::Helm4(helm4) => SourcePre::Helm4(Arc::clone(helm4)),
+            Pre::Backend(_) => {
+                return Err(LookupError::WrongWorld {
+                    name: plugin.name().to_owned(),
+                    actual: PluginWorld::Backend,
+                    wanted: PluginWorld::Source,
+                });
+            }
+        };
+        Ok(SourcePlugin { pre, handle })
     }
 
     /// A handle to call the backend plugin `name`.

@@ -214,7 +214,9 @@ pub struct SourceSync {
     http: HttpOptions,
     mirrors: Arc<MirrorStore>,
     artifacts: Arc<ArtifactStore>,
-    catalog: Arc<SourceCatalog>,
+    /// Replaced whole when the configuration's source plugins change; a pass keeps the
+    /// catalog it started with.
+    catalog: std::sync::RwLock<Arc<SourceCatalog>>,
     metrics: Option<Arc<SourceMetrics>>,
     state: tokio::sync::Mutex<State>,
 }
@@ -338,7 +340,7 @@ impl SourceSync {
             http: HttpOptions::default(),
             mirrors,
             artifacts,
-            catalog,
+            catalog: std::sync::RwLock::new(catalog),
             metrics,
             state: tokio::sync::Mutex::new(State::default()),
         }
@@ -350,9 +352,14 @@ impl SourceSync {
         self
     }
 
-    /// The catalog of source kinds.
-    pub fn catalog(&self) -> &Arc<SourceCatalog> {
-        &self.catalog
+    /// The catalog of source kinds in force.
+    pub fn catalog(&self) -> Arc<SourceCatalog> {
+        Arc::clone(&self.catalog.read().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// Serve the kinds of `catalog` from the next pass on (a configuration reload).
+    pub fn replace_catalog(&self, catalog: Arc<SourceCatalog>) {
+        *self.catalog.write().unwrap_or_else(|e| e.into_inner()) = catalog;
     }
 
     /// Number of shared document caches currently tracked (referenced or within their
@@ -393,11 +400,15 @@ impl SourceSync {
     }
 
     /// Route `source` and derive what it needs.
-    fn needs(&self, source: &SourceSpec) -> Result<Needs<'_>, SourceError> {
+    fn needs<'c>(
+        &self,
+        catalog: &'c SourceCatalog,
+        source: &SourceSpec,
+    ) -> Result<Needs<'c>, SourceError> {
         let spec: serde_json::Value = serde_json::from_str(&source.spec)
             .map_err(|e| source_error(source, None, format!("spec is not JSON: {e}")))?;
-        let entry = self.catalog.route(&source.kind, &spec).map_err(|error| {
-            let entry = self.catalog.kind(&source.kind).ok();
+        let entry = catalog.route(&source.kind, &spec).map_err(|error| {
+            let entry = catalog.kind(&source.kind).ok();
             SourceError {
                 invalid_spec: matches!(
                     error,
@@ -552,6 +563,7 @@ impl SourceSync {
         let mut state = self.state.lock().await;
         let state = &mut *state;
         let mut report = PassReport::default();
+        let catalog = self.catalog();
 
         // Route every distinct source; a source that cannot be routed fails its releases
         // without any plugin call.
@@ -559,7 +571,7 @@ impl SourceSync {
         let mut routed: BTreeMap<&SourceSpec, Needs<'_>> = BTreeMap::new();
         let mut failed: HashMap<&SourceSpec, SourceError> = HashMap::new();
         for source in distinct {
-            match self.needs(source) {
+            match self.needs(&catalog, source) {
                 Ok(needs) => {
                     routed.insert(source, needs);
                 }

@@ -92,6 +92,35 @@ pub enum RenderError {
     },
 }
 
+/// Helm 2's `.Release.Time`: a `*timestamp.Timestamp` (fields `Seconds`, `Nanos`; printed
+/// in protobuf's text form).
+struct ProtoTimestamp {
+    seconds: i64,
+    nanos: i64,
+}
+
+impl capstan_gotmpl::value::Object for ProtoTimestamp {
+    fn type_name(&self) -> String {
+        "*timestamp.Timestamp".into()
+    }
+    fn field(&self, name: &str) -> Option<Value> {
+        match name {
+            "Seconds" => Some(Value::Int64(self.seconds)),
+            "Nanos" => Some(Value::Int64(self.nanos)),
+            _ => None,
+        }
+    }
+    fn format(&self) -> String {
+        format!("seconds:{} nanos:{} ", self.seconds, self.nanos)
+    }
+    fn to_data(&self) -> Value {
+        let mut map = Map::new();
+        map.insert("seconds".into(), Value::Int64(self.seconds));
+        map.insert("nanos".into(), Value::Int64(self.nanos));
+        Value::from(map)
+    }
+}
+
 /// Helm's `ToRenderValues` top-level object for a chart and its coalesced values.
 pub fn render_values(chart: &Chart, values: &Value, options: &RenderOptions) -> Value {
     let release = &options.release;
@@ -101,12 +130,24 @@ pub fn render_values(chart: &Chart, values: &Value, options: &RenderOptions) -> 
     release_map.insert("IsUpgrade".into(), Value::Bool(release.is_upgrade));
     release_map.insert("IsInstall".into(), Value::Bool(release.is_install));
     release_map.insert("Revision".into(), Value::Int(release.revision));
-    let service = if options.capabilities.tiller_version.is_some() {
-        "Tiller"
-    } else {
-        "Helm"
-    };
-    release_map.insert("Service".into(), Value::from(service));
+    let helm2 = options.capabilities.tiller_version.is_some();
+    release_map.insert(
+        "Service".into(),
+        Value::from(if helm2 { "Tiller" } else { "Helm" }),
+    );
+    if helm2 {
+        // Helm 2 also tells charts when the release was rendered (a protobuf Timestamp).
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
+        release_map.insert(
+            "Time".into(),
+            Value::Object(std::rc::Rc::new(ProtoTimestamp {
+                seconds: i64::try_from(now.as_secs()).unwrap_or(i64::MAX),
+                nanos: i64::from(now.subsec_nanos()),
+            })),
+        );
+    }
     let mut top = Map::new();
     top.insert("Chart".into(), metadata_as_map(&chart.metadata));
     top.insert("Capabilities".into(), options.capabilities.to_value());

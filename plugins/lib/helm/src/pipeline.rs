@@ -63,3 +63,77 @@ pub fn render_chart(
     let helm2 = options.capabilities.tiller_version.is_some();
     Ok(assemble(chart.name(), files, subchart_notes, helm2)?)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::chart::File;
+
+    fn chart(files: &[(&str, &str)]) -> Chart {
+        crate::load::load_files(
+            files
+                .iter()
+                .map(|(name, text)| File {
+                    name: (*name).to_owned(),
+                    data: text.as_bytes().to_vec(),
+                })
+                .collect(),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn helm_2_rendering_sees_tiller_and_keeps_crd_install_hooks() {
+        let files = [
+            ("Chart.yaml", "apiVersion: v1\nname: old\nversion: 1.0.0\n"),
+            (
+                "templates/cm.yaml",
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  service: {{ .Release.Service }}\n  tiller: {{ .Capabilities.TillerVersion.SemVer }}\n  recent: {{ gt .Release.Time.Seconds 1700000000 }}\n",
+            ),
+            (
+                "templates/crd.yaml",
+                "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: a.b\n  annotations:\n    helm.sh/hook: crd-install\n",
+            ),
+        ];
+        let mut options = RenderOptions::default();
+        options.capabilities.tiller_version = Some("v2.17.0".into());
+        let helm2 = render_chart(chart(&files), &Value::new_map(), &options, false).unwrap();
+        let text = &helm2.manifests[0].content;
+        assert!(text.contains("service: Tiller"), "{text}");
+        assert!(text.contains("tiller: v2.17.0"), "{text}");
+        assert!(text.contains("recent: true"), "{text}");
+        assert_eq!(helm2.hooks.len(), 1);
+        assert_eq!(helm2.hooks[0].events, ["crd-install"]);
+
+        // Helm 3 rendering of the same chart: no Tiller, and the crd-install document
+        // is dropped as Helm 3 drops it.
+        let helm3 = render_chart(
+            chart(&files[..1]),
+            &Value::new_map(),
+            &RenderOptions::default(),
+            false,
+        )
+        .unwrap();
+        assert!(helm3.manifests.is_empty());
+        let dropped = render_chart(
+            chart(&[files[0], files[2]]),
+            &Value::new_map(),
+            &RenderOptions::default(),
+            false,
+        )
+        .unwrap();
+        assert!(dropped.hooks.is_empty() && dropped.manifests.is_empty());
+        let tiller_in_helm3 = render_chart(
+            chart(&files),
+            &Value::new_map(),
+            &RenderOptions::default(),
+            false,
+        );
+        assert!(
+            tiller_in_helm3
+                .unwrap_err()
+                .to_string()
+                .contains("can't evaluate field TillerVersion"),
+        );
+    }
+}
