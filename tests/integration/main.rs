@@ -102,6 +102,16 @@ const TESTS: &[(&str, TestFn)] = &[
         "capstan_helm2_creates_crd_install_hooks_before_the_release",
         |c| Box::pin(release_helm2::capstan_helm2_creates_crd_install_hooks_before_the_release(c)),
     ),
+    (
+        "capstan_helm2_prunes_history_and_unlocks_what_a_killed_tiller_left",
+        |c| {
+            Box::pin(
+                release_helm2::capstan_helm2_prunes_history_and_unlocks_what_a_killed_tiller_left(
+                    c,
+                ),
+            )
+        },
+    ),
     ("helm2_releases_move_to_helm3_in_place", |c| {
         Box::pin(release_helm2::helm2_releases_move_to_helm3_in_place(c))
     }),

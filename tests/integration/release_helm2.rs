@@ -108,6 +108,29 @@ impl Tiller {
         String::from_utf8(out.stdout).unwrap()
     }
 
+    /// Encode a release (JSON of Tiller's types) as `data.release` with Tiller's own codec.
+    fn encode(&self, release: &serde_json::Value) -> String {
+        String::from_utf8(self.records("encode", release.to_string().as_bytes()))
+            .unwrap()
+            .trim()
+            .to_owned()
+    }
+
+    /// Run `helm2-records MODE` on `input`.
+    fn records(&self, mode: &str, input: &[u8]) -> Vec<u8> {
+        let mut child = Command::new(self.tools.join("helm2-records"))
+            .arg(mode)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        child.stdin.take().unwrap().write_all(input).unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "helm2-records {mode} failed");
+        out.stdout
+    }
+
     /// Decode a record's `data.release` with Tiller's own codec, as JSON.
     fn decode(&self, data: &str) -> serde_json::Value {
         let mut child = Command::new(self.tools.join("helm2-records"))
@@ -753,4 +776,96 @@ pub async fn capstan_helm2_creates_crd_install_hooks_before_the_release(cluster:
     );
     assert!(crds.contains(&group), "{crds}");
     cluster.run("kubectl", &["delete", "crd", &format!("widgets.{group}")]);
+}
+
+pub async fn capstan_helm2_prunes_history_and_unlocks_what_a_killed_tiller_left(
+    cluster: Arc<Cluster>,
+) {
+    let namespace = cluster.create_namespace("rel2-hist").await;
+    let name = namespace.clone();
+    let tiller = Tiller::start(&cluster);
+    let dir = tempfile::tempdir().unwrap();
+    let chart = v1_chart(dir.path(), "kept");
+    let chart_arg = chart.to_str().unwrap();
+    for greeting in ["greeting=1", "greeting=2", "greeting=3", "greeting=4"] {
+        capstan_ok(
+            &cluster,
+            dir.path(),
+            &[
+                "release",
+                "sync",
+                "--name",
+                &name,
+                "--namespace",
+                &namespace,
+                "--chart",
+                chart_arg,
+                "--set",
+                greeting,
+                "--max-history",
+                "2",
+            ],
+        );
+    }
+    // Helm's rule: at most max-history records once the new one is written.
+    let kept: Vec<String> = tiller_records(&cluster, &name)
+        .await
+        .into_iter()
+        .map(|r| r.0)
+        .collect();
+    assert_eq!(kept, [format!("{name}.v3"), format!("{name}.v4")]);
+
+    // A Tiller killed mid-upgrade leaves revision 5 PENDING_UPGRADE (made here with
+    // Tiller's own codec); our next sync unlocks it and goes on.
+    let records = tiller_records(&cluster, &name).await;
+    let mut pending = tiller.decode(&records[1].2);
+    pending["version"] = 5.into();
+    pending["info"]["status"]["code"] = 7.into();
+    pending["info"]["Description"] = "Preparing upgrade".into();
+    let maps: Api<ConfigMap> = Api::namespaced(cluster.client().await, TILLER_NAMESPACE);
+    let record: ConfigMap = serde_json::from_value(serde_json::json!({
+        "apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": format!("{name}.v5"), "labels": {
+            "NAME": name, "OWNER": "TILLER", "STATUS": "PENDING_UPGRADE", "VERSION": "5"}},
+        "data": {"release": tiller.encode(&pending)},
+    }))
+    .unwrap();
+    maps.create(&Default::default(), &record).await.unwrap();
+    let stuck = tiller.helm(&["upgrade", &name, chart_arg]);
+    assert!(
+        !stuck.status.success(),
+        "real Helm 2 refuses while it is pending"
+    );
+    let out = capstan_ok(
+        &cluster,
+        dir.path(),
+        &[
+            "release",
+            "sync",
+            "--name",
+            &name,
+            "--namespace",
+            &namespace,
+            "--chart",
+            chart_arg,
+            "--set",
+            "greeting=5",
+            "--max-history",
+            "3",
+        ],
+    );
+    assert!(out.contains("upgraded: revision 6 deployed"), "{out}");
+    let history = tiller.helm_ok(&["history", &name]);
+    assert!(
+        history.lines().any(|l| l.starts_with("5 ")
+            && l.contains("FAILED")
+            && l.contains("unlocked by capstan")),
+        "{history}"
+    );
+    assert!(
+        history
+            .lines()
+            .any(|l| l.starts_with("6 ") && l.contains("DEPLOYED")),
+        "{history}"
+    );
 }
