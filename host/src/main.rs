@@ -94,6 +94,10 @@ struct OperatorArgs {
     /// Releases reconciled at once.
     #[arg(long, default_value_t = 4, env = "CAPSTAN_WORKERS")]
     workers: u16,
+    /// How long a stopping operator waits for in-flight reconciles, in seconds, before it
+    /// exits anyway (keep it below the Pod's terminationGracePeriodSeconds).
+    #[arg(long, default_value_t = 300, env = "CAPSTAN_SHUTDOWN_GRACE")]
+    shutdown_grace: u64,
     /// How often the configuration file is checked for changes, in seconds; a change of
     /// backends is applied without a restart (0: never).
     #[arg(long, default_value_t = 5, env = "CAPSTAN_CONFIG_POLL_INTERVAL")]
@@ -1012,6 +1016,7 @@ async fn run(
         let interval = std::time::Duration::from_secs(operator.config_poll_interval);
         tokio::spawn(reloader.run(interval, stop_rx.clone()));
     }
+    let in_flight = operator_parts.metrics.in_flight.clone();
     let operate = operate(
         client,
         operator_parts,
@@ -1023,17 +1028,35 @@ async fn run(
     let outcome = tokio::select! {
         outcome = &mut operate => outcome,
         _ = shutdown_signal() => {
-            tracing::info!("shutting down: in-flight reconciles finish first");
+            let grace = std::time::Duration::from_secs(operator.shutdown_grace);
+            tracing::info!(
+                grace_s = grace.as_secs(),
+                "shutting down: in-flight reconciles finish first"
+            );
             let _ = stop_tx.send(true);
-            operate.await
+            // Bounded: a reconcile stuck on the cluster must not keep the process alive
+            // past its grace (the kubelet would SIGKILL it anyway, without these logs).
+            match tokio::time::timeout(grace, operate).await {
+                Ok(outcome) => outcome,
+                Err(_) => {
+                    tracing::warn!(
+                        in_flight = in_flight.get(),
+                        "in-flight work did not finish within {} s; exiting",
+                        grace.as_secs()
+                    );
+                    Ok(())
+                }
+            }
         }
     };
     health.set_ready(false);
     let _ = stop_tx.send(true);
-    server
-        .await
-        .context("metrics server task failed")?
-        .context("metrics server failed")?;
+    match tokio::time::timeout(std::time::Duration::from_secs(5), server).await {
+        Ok(served) => served
+            .context("metrics server task failed")?
+            .context("metrics server failed")?,
+        Err(_) => tracing::warn!("the metrics server did not stop within 5 s; exiting"),
+    }
     outcome
 }
 

@@ -86,6 +86,7 @@ impl Operator {
             .arg(&config_path)
             .args(["--metrics-address", &format!("127.0.0.1:{port}")])
             .args(["--source-interval", "2", "--resync-interval", "30"])
+            .args(["--shutdown-grace", "20"])
             .args(extra)
             .env("KUBECONFIG", cluster.kubeconfig())
             .env("RUST_LOG", "info")

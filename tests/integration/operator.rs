@@ -65,6 +65,9 @@ fn run_once(cluster: &Cluster, config: &std::path::Path) -> String {
         .arg(config)
         .arg("--metrics-address")
         .arg(format!("127.0.0.1:{port}"))
+        // Reconciles of other tests' HelmReleases may be in flight; the test waits this
+        // long for them, not the product's default of 300 s.
+        .args(["--shutdown-grace", "20"])
         .env("KUBECONFIG", cluster.kubeconfig())
         .env("RUST_LOG", "info")
         .stdout(Stdio::null())
