@@ -401,6 +401,33 @@ mod tests {
     }
 
     #[test]
+    fn storage_namespaces_are_for_backends_and_must_be_namespace_names() {
+        let ok = parse(
+            "plugins:\n- {name: helm2, world: backend, path: b.wasm, storageNamespaces: [kube-system]}\n",
+        )
+        .unwrap();
+        assert_eq!(ok.plugins[0].storage_namespaces, ["kube-system"]);
+        let on_source = parse(
+            "plugins:\n- {name: git, world: source, path: a.wasm, storageNamespaces: [kube-system]}\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            on_source.contains("plugins[0].storageNamespaces of `git`: only backends"),
+            "{on_source}"
+        );
+        let bad_name = parse(
+            "plugins:\n- {name: helm2, world: backend, path: b.wasm, storageNamespaces: [Kube_System]}\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            bad_name.contains("`Kube_System` is not a namespace name"),
+            "{bad_name}"
+        );
+    }
+
+    #[test]
     fn duplicate_names_and_bad_backend_selection_are_refused() {
         let duplicate = parse(
             "plugins:\n- {name: a, world: source, path: a.wasm}\n- {name: a, world: backend, path: b.wasm}\n",

@@ -404,31 +404,24 @@ async fn release(args: BackendArgs, command: ReleaseCommand) -> anyhow::Result<(
     let config = args
         .config
         .context("no configuration: pass --config or set CAPSTAN_CONFIG")?;
-    if let ReleaseCommand::Migrate(a) = &command {
+    let (runtime, name) = match &command {
         // The Helm 3 backend moves Tiller's records on its first read of the release when
         // told to, and needs Tiller's namespace for it.
-        let (runtime, name) = load_backend_with(
+        ReleaseCommand::Migrate(a) => load_backend_with(
             &config,
             a.to.clone().or(args.backend),
             args.cache_dir,
             |entry| {
-                entry
-                    .wasi
-                    .env
-                    .insert("CAPSTAN_IMPORT_HELM2".into(), a.import_mode().into());
-                entry
-                    .wasi
-                    .env
-                    .insert("TILLER_NAMESPACE".into(), a.tiller_namespace.clone());
+                let env = &mut entry.wasi.env;
+                env.insert("CAPSTAN_IMPORT_HELM2".into(), a.import_mode().into());
+                env.insert("TILLER_NAMESPACE".into(), a.tiller_namespace.clone());
                 if !entry.storage_namespaces.contains(&a.tiller_namespace) {
                     entry.storage_namespaces.push(a.tiller_namespace.clone());
                 }
             },
-        )?;
-        let backend = runtime.backend(&name)?;
-        return capstan::release::migrate(&backend, a).await;
-    }
-    let (runtime, name) = load_backend(&config, args.backend, args.cache_dir)?;
+        )?,
+        _ => load_backend(&config, args.backend, args.cache_dir)?,
+    };
     let backend = runtime.backend(&name)?;
     match command {
         ReleaseCommand::Sync(a) => capstan::release::sync(&backend, &a).await,
@@ -437,7 +430,7 @@ async fn release(args: BackendArgs, command: ReleaseCommand) -> anyhow::Result<(
         ReleaseCommand::Uninstall(a) => capstan::release::uninstall(&backend, &a).await,
         ReleaseCommand::Status(t) => capstan::release::status(&backend, &t).await,
         ReleaseCommand::History(a) => capstan::release::history(&backend, &a).await,
-        ReleaseCommand::Migrate(_) => Ok(()),
+        ReleaseCommand::Migrate(a) => capstan::release::migrate(&backend, &a).await,
     }
 }
 

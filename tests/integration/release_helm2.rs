@@ -607,6 +607,24 @@ pub async fn helm2_releases_move_to_helm3_in_place(cluster: Arc<Cluster>) {
             .unwrap()
     };
 
+    // Only Helm 2 releases can be moved; anything else is refused by name.
+    let refused = capstan(
+        &cluster,
+        dir.path(),
+        &[
+            &["release", "migrate"][..],
+            &target,
+            &["--from", "helm3", "--to", "helm2"],
+        ]
+        .concat(),
+    );
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success());
+    assert!(
+        stderr.contains("--from helm3: only Helm 2 releases (`helm2`) can be moved"),
+        "{stderr}"
+    );
+
     // Dry run: the history it would write, nothing written.
     let out = capstan_ok(
         &cluster,

@@ -469,12 +469,7 @@ impl PluginRuntime {
 
     /// A handle to call backend `plugin` (loaded or only prepared).
     pub fn backend_of(&self, plugin: &Arc<LoadedPlugin>) -> Result<BackendPlugin, LookupError> {
-        let handle = Handle {
-            engine: self.engine.clone(),
-            plugin: Arc::clone(plugin),
-            metrics: self.metrics.clone(),
-            call_slots: Arc::clone(&self.call_slots),
-        };
+        let handle = self.handle_for(plugin);
         match &plugin.pre {
             Pre::Backend(pre) => Ok(BackendPlugin {
                 pre: pre.clone(),
@@ -538,43 +533,31 @@ impl PluginRuntime {
         self.plugins.values()
     }
 
-    fn handle(&self, name: &str, wanted: PluginWorld) -> Result<Handle, LookupError> {
-        let plugin = self
-            .plugins
+    /// The loaded plugin named `name`, or why there is none.
+    fn by_name(&self, name: &str) -> Result<&Arc<LoadedPlugin>, LookupError> {
+        self.plugins
             .get(name)
-            .ok_or_else(|| LookupError::Unknown(name.to_owned()))?;
-        if plugin.world() != wanted {
-            return Err(LookupError::WrongWorld {
-                name: name.to_owned(),
-                actual: plugin.world(),
-                wanted,
-            });
-        }
-        Ok(Handle {
+            .ok_or_else(|| LookupError::Unknown(name.to_owned()))
+    }
+
+    /// What every call into `plugin` shares: the engine, its metrics and the call slots.
+    fn handle_for(&self, plugin: &Arc<LoadedPlugin>) -> Handle {
+        Handle {
             engine: self.engine.clone(),
             plugin: Arc::clone(plugin),
             metrics: self.metrics.clone(),
             call_slots: Arc::clone(&self.call_slots),
-        })
+        }
     }
 
     /// A handle to call the source plugin `name`.
     pub fn source(&self, name: &str) -> Result<SourcePlugin, LookupError> {
-        let plugin = self
-            .plugins
-            .get(name)
-            .ok_or_else(|| LookupError::Unknown(name.to_owned()))?;
-        self.source_of(plugin)
+        self.source_of(self.by_name(name)?)
     }
 
     /// A handle to call source `plugin` (loaded or only prepared).
     pub fn source_of(&self, plugin: &Arc<LoadedPlugin>) -> Result<SourcePlugin, LookupError> {
-        let handle = Handle {
-            engine: self.engine.clone(),
-            plugin: Arc::clone(plugin),
-            metrics: self.metrics.clone(),
-            call_slots: Arc::clone(&self.call_slots),
-        };
+        let handle = self.handle_for(plugin);
         let pre = match &plugin.pre {
             Pre::Source(pre) => SourcePre::Current(pre.clone()),
             Pre::SourceV0_1(pre, kinds) => SourcePre::V0_1(pre.clone(), kinds.clone()),
@@ -592,18 +575,7 @@ impl PluginRuntime {
 
     /// A handle to call the backend plugin `name`.
     pub fn backend(&self, name: &str) -> Result<BackendPlugin, LookupError> {
-        let handle = self.handle(name, PluginWorld::Backend)?;
-        match &handle.plugin.pre {
-            Pre::Backend(pre) => Ok(BackendPlugin {
-                pre: pre.clone(),
-                handle,
-            }),
-            Pre::Source(_) | Pre::SourceV0_1(..) | Pre::Helm4(_) => Err(LookupError::WrongWorld {
-                name: name.to_owned(),
-                actual: PluginWorld::Source,
-                wanted: PluginWorld::Backend,
-            }),
-        }
+        self.backend_of(self.by_name(name)?)
     }
 }
 
