@@ -8,7 +8,7 @@ PLUGIN_OUT := target/$(PLUGIN_TARGET)/plugin
 PRODUCT_PLUGINS := source-git source-helm-repo source-oci backend-helm3 backend-helm2
 TEST_PLUGINS := spin-forever allocate-forever trap host-probe wrong-world future-major
 
-.PHONY: all build plugins python-plugins helm4-plugins helm-free-host fmt-check clippy unit-test integration-test test tools cluster-up cluster-down demo bench bench-render clean-cache
+.PHONY: all build plugins python-plugins helm4-plugins helm-free-host fmt-check clippy unit-test tool-test integration-test test test-fresh tools cluster-up cluster-down demo bench bench-render clean-cache
 
 all: build plugins
 
@@ -56,17 +56,28 @@ helm-free-host:
 		echo "the host depends on a Helm library (above)" >&2; exit 1; \
 	else echo "host: no Helm library in cargo tree -p capstan"; fi
 
-## Unit tests and component tests (no cluster needed).
+## Unit tests and component tests: no cluster and no built tool needed. They run with the
+## tools folder pointed at an empty one (target/no-tools), so a test here that starts
+## `helm`, a control-plane binary or the registry fails at once on every machine, warm
+## tools cache or not, instead of only on a fresh one; such a test belongs in `tool-test`.
+NO_TOOLS := CAPSTAN_TOOLS_DIR=$(CURDIR)/target/no-tools
 unit-test: plugins python-plugins helm4-plugins helm-free-host
-	$(CARGO) test -p capstan --lib --bins
-	$(CARGO) test -p capstan-plugin-sdk -p capstan-source-git -p capstan-source-helm-repo -p capstan-source-oci -p capstan-backend-helm3 --lib
-	CAPSTAN_SNIPPETS_MIN_PERCENT=100 CAPSTAN_PARITY_MIN_PERCENT=97 \
+	@rm -rf target/no-tools
+	$(NO_TOOLS) $(CARGO) test -p capstan --lib --bins
+	$(NO_TOOLS) $(CARGO) test -p capstan-plugin-sdk -p capstan-source-git -p capstan-source-helm-repo -p capstan-source-oci -p capstan-backend-helm3 --lib
+	$(NO_TOOLS) CAPSTAN_SNIPPETS_MIN_PERCENT=100 CAPSTAN_PARITY_MIN_PERCENT=97 \
 		$(CARGO) test -p capstan-gotmpl -p capstan-sprig -p capstan-goyaml -p capstan-helm
-	$(CARGO) test -p capstan --test plugin_runtime --test source_sync --test source_helm_repo --test plugin_scaffold --test helm4_getter
-	$(CARGO) test $(HELM4_GETTER)
-	python3 -m pytest -q plugins/examples/python-url-source
+	$(NO_TOOLS) $(CARGO) test -p capstan --test plugin_runtime --test source_sync --test plugin_scaffold --test helm4_getter
+	$(NO_TOOLS) $(CARGO) test $(HELM4_GETTER)
+	$(NO_TOOLS) python3 -m pytest -q plugins/examples/python-url-source
 	$(CARGO) build -p capstan
-	$(CARGO) test -p capstan-integration-tests --test template_cli
+	$(NO_TOOLS) $(CARGO) test -p capstan-integration-tests --test template_cli
+	@if [ -e target/no-tools ]; then echo "a unit test created target/no-tools: it needs the tools" >&2; exit 1; fi
+
+## Component tests that need a built tool but no cluster (the real `helm` packages and
+## indexes the charts the Helm-repository source is tested against).
+tool-test: plugins tools
+	$(CARGO) test -p capstan --test source_helm_repo
 
 ## Control-plane binaries and the OCI test registry (Go, cached by version outside the
 ## checkout).
@@ -88,9 +99,15 @@ integration-test: plugins python-plugins helm4-plugins tools
 	$(CARGO) build -p capstan
 	$(CARGO) test -p capstan-integration-tests --test cluster -- --test-threads=1
 
-test: fmt-check clippy unit-test integration-test
+test: fmt-check clippy unit-test tool-test integration-test
 
-bench: plugins
+## The whole of `make test` as a fresh machine runs it: a fresh clone of HEAD, with the tools
+## cache pointed at an empty folder (so every tool is built) and a cold target/. Run it
+## whenever the test layout changes; it prints the wall time and the time spent on tools.
+test-fresh:
+	scripts/test-fresh
+
+bench: plugins tools
 	$(CARGO) bench -p capstan --bench plugin_call --bench source_sync --bench source_helm_repo
 
 ## Rendering speed on the 20 largest parity-corpus charts, in one run: real `helm template`

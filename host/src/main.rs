@@ -189,10 +189,13 @@ struct TemplateArgs {
     /// Leave hooks out of the output.
     #[arg(long)]
     no_hooks: bool,
-    /// Configuration file naming the backend plugins.
+    /// Configuration file naming the backend plugins. Without one, the backend is the
+    /// component installed beside the binary (`$CAPSTAN_PLUGINS_DIR`,
+    /// `<prefix>/lib/capstan/plugins`, `/usr/lib/capstan/plugins`, or a checkout's
+    /// `target/plugins`).
     #[arg(long, env = "CAPSTAN_CONFIG")]
-    config: PathBuf,
-    /// Backend plugin (default: the configuration's default backend).
+    config: Option<PathBuf>,
+    /// Backend plugin (default: the configuration's default backend, else `helm3`).
     #[arg(long)]
     backend: Option<String>,
     /// Folder for compiled components (default: `$XDG_CACHE_HOME/capstan`).
@@ -386,6 +389,18 @@ fn load_backend_with(
                 config.display()
             )
         })?;
+    let mut entry = entry.clone();
+    adjust(&mut entry);
+    let runtime = load_plugin(&entry, cache_dir)?;
+    Ok((runtime, backend_name))
+}
+
+/// A runtime with the one plugin `entry`, its compiled form cached under `cache_dir`
+/// (default: `$XDG_CACHE_HOME/capstan`).
+fn load_plugin(
+    entry: &capstan::config::PluginConfig,
+    cache_dir: Option<PathBuf>,
+) -> anyhow::Result<PluginRuntime> {
     let cache = cache_dir
         .or_else(|| {
             CompiledCache::default_dir()
@@ -393,11 +408,9 @@ fn load_backend_with(
                 .map(std::path::Path::to_path_buf)
         })
         .context("no cache folder: pass --cache-dir")?;
-    let mut entry = entry.clone();
-    adjust(&mut entry);
     let mut runtime = PluginRuntime::new(cache.join("components"), None)?;
-    runtime.load(&entry)?;
-    Ok((runtime, backend_name))
+    runtime.load(entry)?;
+    Ok(runtime)
 }
 
 async fn release(args: BackendArgs, command: ReleaseCommand) -> anyhow::Result<()> {
@@ -439,22 +452,6 @@ async fn template(args: TemplateArgs) -> anyhow::Result<()> {
     use capstan::template::{ValueFlags, chart_artifact, request, template_output, value_layers};
     use std::io::Write;
 
-    let config = Config::load(&args.config)?;
-    let backend_name = args
-        .backend
-        .clone()
-        .or_else(|| config.backends.default.clone())
-        .unwrap_or_else(|| "helm3".to_owned());
-    let entry = config
-        .plugins
-        .iter()
-        .find(|p| p.name == backend_name)
-        .with_context(|| {
-            format!(
-                "{} configures no plugin named `{backend_name}`",
-                args.config.display()
-            )
-        })?;
     let values = value_layers(&ValueFlags {
         files: args.values.clone(),
         set_json: args.set_json.clone(),
@@ -462,16 +459,14 @@ async fn template(args: TemplateArgs) -> anyhow::Result<()> {
         set_string: args.set_string.clone(),
         set_literal: args.set_literal.clone(),
     })?;
-    let cache = args
-        .cache_dir
-        .or_else(|| {
-            CompiledCache::default_dir()
-                .parent()
-                .map(std::path::Path::to_path_buf)
-        })
-        .context("no cache folder: pass --cache-dir")?;
-    let mut runtime = PluginRuntime::new(cache.join("components"), None)?;
-    runtime.load(entry)?;
+    let (runtime, backend_name) = match &args.config {
+        Some(config) => load_backend(config, args.backend.clone(), args.cache_dir.clone())?,
+        None => {
+            let name = args.backend.clone().unwrap_or_else(|| "helm3".to_owned());
+            let entry = plugins::installed::backend_beside_binary(&name)?;
+            (load_plugin(&entry, args.cache_dir.clone())?, name)
+        }
+    };
     let backend = runtime.backend(&backend_name)?;
     let artifact = chart_artifact(&backend, &args.chart).await?;
     let (release, options) = request(

@@ -135,3 +135,78 @@ fn a_chart_helm_refuses_fails_with_helms_message() {
         "{stderr}"
     );
 }
+
+/// `capstan template CHART -f values.yaml` with no configuration, as `helm template` takes
+/// nothing but the chart: the binary in `target/debug` finds the backend component
+/// `make plugins` put in `target/plugins`.
+#[test]
+fn without_a_configuration_the_backend_beside_the_binary_renders() {
+    let Some(corpus) = corpus() else { return };
+    let (name, variant) = ("bitnami_charts__bitnami_apache", "default");
+    let case = corpus.join(name);
+    if !case.exists() {
+        eprintln!("notice: {name} not in the corpus; skipped");
+        return;
+    }
+    let cache = tempfile::tempdir().unwrap();
+    let output = Command::new(capstan_binary())
+        .arg("template")
+        .arg(case.join("chart"))
+        .args(["--name", "rel", "--namespace", "ns", "--no-hooks"])
+        .arg("-f")
+        .arg(case.join("values").join(format!("{variant}.yaml")))
+        .arg("--cache-dir")
+        .arg(cache.path())
+        .env_remove("CAPSTAN_CONFIG")
+        .env_remove("CAPSTAN_PLUGINS_DIR")
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "capstan template without --config: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let expected =
+        std::fs::read_to_string(case.join("expected").join(format!("{variant}.yaml"))).unwrap();
+    assert_eq!(
+        String::from_utf8(output.stdout).unwrap(),
+        format!("{}\n", expected.trim())
+    );
+}
+
+/// With no configuration and no component for the backend asked for, the error names the
+/// file and every folder searched, `$CAPSTAN_PLUGINS_DIR` first.
+#[test]
+fn without_a_configuration_a_missing_backend_names_the_folders_searched() {
+    let dir = tempfile::tempdir().unwrap();
+    let chart = dir.path().join("chart");
+    std::fs::create_dir_all(chart.join("templates")).unwrap();
+    std::fs::write(
+        chart.join("Chart.yaml"),
+        "apiVersion: v2\nname: c\nversion: 0.1.0\n",
+    )
+    .unwrap();
+    let plugins_dir = dir.path().join("no-plugins-here");
+    let output = Command::new(capstan_binary())
+        .arg("template")
+        .arg(&chart)
+        .args(["--backend", "helm9"])
+        .env_remove("CAPSTAN_CONFIG")
+        .env("CAPSTAN_PLUGINS_DIR", &plugins_dir)
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("`backend-helm9.wasm`"), "{stderr}");
+    let searched = stderr.split("searched: ").nth(1).unwrap_or_default();
+    assert!(
+        searched.starts_with(&plugins_dir.display().to_string()),
+        "{stderr}"
+    );
+    let checkout_plugins = repo_root().canonicalize().unwrap().join("target/plugins");
+    assert!(
+        stderr.contains("/usr/lib/capstan/plugins")
+            && stderr.contains(&checkout_plugins.display().to_string()),
+        "{stderr}"
+    );
+}

@@ -8,6 +8,7 @@ pub mod call;
 pub mod compat;
 pub mod helm4;
 pub mod inspect;
+pub mod installed;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
