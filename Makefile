@@ -8,7 +8,7 @@ PLUGIN_OUT := target/$(PLUGIN_TARGET)/plugin
 PRODUCT_PLUGINS := source-git source-helm-repo source-oci backend-helm3 backend-helm2
 TEST_PLUGINS := spin-forever allocate-forever trap host-probe wrong-world future-major
 
-.PHONY: all build plugins python-plugins helm4-plugins helm-free-host fmt-check clippy unit-test tool-test integration-test test test-fresh tools cluster-up cluster-down demo bench bench-render clean-cache
+.PHONY: all build plugins python-plugins helm4-plugins helm-free-host fmt-check clippy unit-test tool-test oracles integration-test test test-fresh tools cluster-up cluster-down demo bench bench-render clean-cache
 
 all: build plugins
 
@@ -74,10 +74,18 @@ unit-test: plugins python-plugins helm4-plugins helm-free-host
 	$(NO_TOOLS) $(CARGO) test -p capstan-integration-tests --test template_cli
 	@if [ -e target/no-tools ]; then echo "a unit test created target/no-tools: it needs the tools" >&2; exit 1; fi
 
-## Component tests that need a built tool but no cluster (the real `helm` packages and
-## indexes the charts the Helm-repository source is tested against).
+## Component tests that need a built tool but no cluster: the real `helm` packages and
+## indexes the charts the Helm-repository source is tested against; `capstan template` and
+## the recorded rendering oracles (plugins/lib/helm/tests/oracles) against real Helm v4.2.3.
 tool-test: plugins tools
 	$(CARGO) test -p capstan --test source_helm_repo
+	$(CARGO) build -p capstan
+	$(CARGO) test -p capstan-integration-tests --test helm_oracles
+
+## Record real Helm's answers for the rendering oracles (after adding or changing a case).
+oracles: plugins tools
+	$(CARGO) build -p capstan
+	CAPSTAN_ORACLES_WRITE=1 $(CARGO) test -p capstan-integration-tests --test helm_oracles
 
 ## Control-plane binaries and the OCI test registry (Go, cached by version outside the
 ## checkout).
@@ -85,6 +93,7 @@ tools:
 	tests/cluster/build-tools
 	tests/cluster/build-registry
 	tests/cluster/build-helm4
+	tests/cluster/build-helm4 v4.2.3
 	tests/cluster/build-helm2
 
 cluster-up: tools

@@ -5,7 +5,9 @@ use std::path::PathBuf;
 
 use anyhow::{Context, bail};
 use capstan::config::Config;
+use capstan::plugins::bindings::types::ErrorCode;
 use capstan::plugins::cache::{CacheOutcome, CompiledCache};
+use capstan::plugins::call::CallFailure;
 use capstan::plugins::{self, PluginRuntime, inspect};
 use capstan::telemetry::{self, Health, LogFormat, PluginMetrics};
 use clap::{Parser, Subcommand};
@@ -275,11 +277,21 @@ enum PluginCommand {
     },
 }
 
+/// A refusal of the user's chart or values by `capstan template`, printed as Helm prints it
+/// (`Error: library charts are not installable`), so scripts that read `helm template`'s
+/// errors read ours.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct HelmStyleError(String);
+
 fn main() -> std::process::ExitCode {
     match run_cli() {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(error) => {
-            eprintln!("error: {error:#}");
+            match error.downcast_ref::<HelmStyleError>() {
+                Some(helm_style) => eprintln!("Error: {helm_style}"),
+                None => eprintln!("error: {error:#}"),
+            }
             std::process::ExitCode::FAILURE
         }
     }
@@ -289,7 +301,13 @@ fn run_cli() -> anyhow::Result<()> {
     let cli = Cli::parse();
     // SAFETY: no other thread exists yet (the async runtime is built below).
     unsafe { capstan::sources::mirrors::set_network_timeouts(GIT_NETWORK_TIMEOUT) };
-    telemetry::init_logging(cli.log_format);
+    // `capstan template` prints what `helm template` prints: the manifests, or the error.
+    // Plugin-call warnings would only repeat that error; RUST_LOG still shows them.
+    let default_level = match cli.command {
+        Command::Template(_) => "error",
+        _ => "info",
+    };
+    telemetry::init_logging(cli.log_format, default_level);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -478,7 +496,16 @@ async fn template(args: TemplateArgs) -> anyhow::Result<()> {
     );
     let rendered = backend
         .template(&release, &artifact, &values, &options, Grants::default())
-        .await?;
+        .await
+        .map_err(|error| match error.cause {
+            // The chart or values are wrong: say it as `helm template` does, nothing more.
+            CallFailure::Returned {
+                code: ErrorCode::InvalidInput,
+                message,
+                ..
+            } => anyhow::Error::new(HelmStyleError(message)),
+            _ => anyhow::Error::new(error),
+        })?;
     let mut stdout = std::io::stdout().lock();
     stdout
         .write_all(template_output(&rendered, !args.no_hooks).as_bytes())

@@ -153,10 +153,10 @@ pub enum LogFormat {
     Json,
 }
 
-/// Install the global tracing subscriber; `RUST_LOG` overrides the default level `info`.
-pub fn init_logging(format: LogFormat) {
+/// Install the global tracing subscriber; `RUST_LOG` overrides `default_level`.
+pub fn init_logging(format: LogFormat, default_level: &str) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_level));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))

@@ -11,6 +11,7 @@ use std::rc::Rc;
 
 use crate::builtins::builtins;
 use crate::funcs::{FuncError, FuncMap, Runtime};
+use crate::number::Complex128;
 use crate::parse::{self, Arg, Command, Node, ParseError, Pipe, Tree};
 use crate::value::Value;
 
@@ -599,20 +600,16 @@ impl<'t> State<'t> {
             Arg::Bool(_, b) => Ok(Value::Bool(*b)),
             Arg::String(_, s, _) => Ok(Value::String(s.clone())),
             Arg::Number(pos, n) => {
-                if n.complex {
-                    return Err(self.error(
-                        *pos,
-                        n.text.clone(),
-                        "complex numbers are not supported",
-                    ));
+                // Go's `idealConstant`: complex first, then float by its look, then int.
+                if let Some((re, im)) = n.complex {
+                    return Ok(Value::Object(Rc::new(Complex128 { re, im })));
                 }
                 match (n.looks_float, n.int, n.float) {
                     (true, _, Some(f)) => Ok(Value::Float(f)),
                     (_, Some(i), _) => Ok(Value::Int(i)),
-                    _ if n.uint_only => {
+                    _ if n.uint.is_some() => {
                         Err(self.error(*pos, n.text.clone(), format!("{} overflows int", n.text)))
                     }
-                    (_, _, Some(f)) => Ok(Value::Float(f)),
                     _ => Err(self.error(*pos, n.text.clone(), "invalid number")),
                 }
             }

@@ -22,6 +22,8 @@ pub enum ItemKind {
     CharConstant,
     /// A number, as written.
     Number,
+    /// A complex constant with a real and an imaginary part (`1+2i`), as written.
+    Complex,
     /// An interpreted string, quotes included.
     String,
     /// A raw string, backquotes included.
@@ -402,74 +404,74 @@ impl<'a> Lexer<'a> {
         }
     }
 
-    /// Go's number scanner: optional sign, hex/octal/binary prefixes, `_` separators,
-    /// fractions, exponents (`p` for hex), and an imaginary `i`. An alphanumeric right after
-    /// a number is an error ("bad number syntax").
+    /// Go's `lexNumber`: one number ([`scan_number`]), and when a sign follows it, the
+    /// imaginary part of a complex constant (`1+2i`, no spaces, ending in `i`). Anything
+    /// else right after (`3k`, `1-2`) is "bad number syntax".
     fn lex_number(&mut self, start: usize, line: usize) -> Result<(), LexError> {
-        let bytes = self.input.as_bytes();
-        let mut i = self.pos;
-        if matches!(bytes.get(i), Some(b'+' | b'-')) {
-            i += 1;
+        let (mut end, mut ok) = scan_number(self.input, self.pos);
+        let mut kind = ItemKind::Number;
+        if ok && matches!(self.input.as_bytes().get(end), Some(b'+' | b'-')) {
+            (end, ok) = scan_number(self.input, end);
+            ok = ok && self.input.as_bytes()[end - 1] == b'i';
+            kind = ItemKind::Complex;
         }
-        let mut digits: &[u8] = b"0123456789_";
-        let mut exponent: &[u8] = b"eE";
-        if bytes.get(i) == Some(&b'0') {
-            match bytes.get(i + 1) {
-                Some(b'x' | b'X') => {
-                    i += 2;
-                    digits = b"0123456789abcdefABCDEF_";
-                    exponent = b"pP";
-                }
-                Some(b'o' | b'O') => {
-                    i += 2;
-                    digits = b"01234567_";
-                    exponent = b"";
-                }
-                Some(b'b' | b'B') => {
-                    i += 2;
-                    digits = b"01_";
-                    exponent = b"";
-                }
-                _ => {}
-            }
-        }
-        let scan = |i: &mut usize, set: &[u8]| {
-            while bytes.get(*i).is_some_and(|b| set.contains(b)) {
-                *i += 1;
-            }
-        };
-        scan(&mut i, digits);
-        if bytes.get(i) == Some(&b'.') {
-            i += 1;
-            scan(&mut i, digits);
-        }
-        if !exponent.is_empty() && bytes.get(i).is_some_and(|b| exponent.contains(b)) {
-            i += 1;
-            if matches!(bytes.get(i), Some(b'+' | b'-')) {
-                i += 1;
-            }
-            scan(&mut i, b"0123456789_");
-        }
-        if bytes.get(i) == Some(&b'i') {
-            i += 1;
-        }
-        let end_ok = self.input[i..]
-            .chars()
-            .next()
-            .is_none_or(|c| !is_alphanumeric(c));
-        if i == self.pos || !end_ok || (i == self.pos + 1 && matches!(bytes[self.pos], b'+' | b'-'))
-        {
-            let bad_end = self.input[i..]
-                .find(|c: char| !is_alphanumeric(c))
-                .map_or(self.input.len(), |e| i + e);
+        if !ok {
             return self.error(format!(
                 "bad number syntax: {:?}",
-                &self.input[self.pos..bad_end.max(i)]
+                &self.input[self.pos..end]
             ));
         }
-        self.advance(i - self.pos);
-        self.emit(ItemKind::Number, start, line);
+        self.advance(end - self.pos);
+        self.emit(kind, start, line);
         Ok(())
+    }
+}
+
+/// Go's `scanNumber` from `from`: an optional sign, a `0x`/`0o`/`0b` prefix, digits with `_`,
+/// a fraction, an exponent (`e` for decimal, `p` for hexadecimal; none for octal and
+/// binary), an imaginary `i`. Returns where it stopped and whether the next character is
+/// not alphanumeric; when it is, that character is taken too, as Go's error shows it.
+fn scan_number(input: &str, from: usize) -> (usize, bool) {
+    const DECIMAL: &[u8] = b"0123456789_";
+    const HEX: &[u8] = b"0123456789abcdefABCDEF_";
+    let bytes = input.as_bytes();
+    let accept = |i: &mut usize, set: &[u8]| {
+        let hit = bytes.get(*i).is_some_and(|b| set.contains(b));
+        if hit {
+            *i += 1;
+        }
+        hit
+    };
+    let accept_run = |i: &mut usize, set: &[u8]| while accept(i, set) {};
+    let mut i = from;
+    accept(&mut i, b"+-");
+    let mut digits = DECIMAL;
+    if accept(&mut i, b"0") {
+        if accept(&mut i, b"xX") {
+            digits = HEX;
+        } else if accept(&mut i, b"oO") {
+            digits = b"01234567_";
+        } else if accept(&mut i, b"bB") {
+            digits = b"01_";
+        }
+    }
+    accept_run(&mut i, digits);
+    if accept(&mut i, b".") {
+        accept_run(&mut i, digits);
+    }
+    let exponent: &[u8] = match digits.len() {
+        11 => b"eE",
+        23 => b"pP",
+        _ => b"",
+    };
+    if accept(&mut i, exponent) {
+        accept(&mut i, b"+-");
+        accept_run(&mut i, DECIMAL);
+    }
+    accept(&mut i, b"i");
+    match input[i..].chars().next() {
+        Some(c) if is_alphanumeric(c) => (i + c.len_utf8(), false),
+        _ => (i, true),
     }
 }
 
@@ -622,6 +624,42 @@ mod tests {
         );
     }
 
+    /// Go's lexer test "numbers", plus a sign alone (a number token the parser refuses).
+    #[test]
+    fn every_number_form_of_gos_lexer_test() {
+        let items = lex(
+            "{{1 02 0x14 0X14 -7.2i 1e3 1E3 +1.2e-4 4.2i 1+2i 1_2 0x1.e_fp4 0X1.E_FP4 + 0x1p60}}",
+        )
+        .unwrap();
+        let numbers: Vec<_> = items
+            .into_iter()
+            .filter(|item| matches!(item.kind, Number | Complex))
+            .map(|item| (item.kind, item.text))
+            .collect();
+        let expected = [
+            "1",
+            "02",
+            "0x14",
+            "0X14",
+            "-7.2i",
+            "1e3",
+            "1E3",
+            "+1.2e-4",
+            "4.2i",
+            "1+2i",
+            "1_2",
+            "0x1.e_fp4",
+            "0X1.E_FP4",
+            "+",
+            "0x1p60",
+        ]
+        .map(|text| {
+            let kind = if text == "1+2i" { Complex } else { Number };
+            (kind, text.to_owned())
+        });
+        assert_eq!(numbers, expected);
+    }
+
     #[test]
     fn lines_are_counted_across_text_and_actions() {
         let items = lex("a\nb\n{{ .x\n | y }}\nc").unwrap();
@@ -645,6 +683,13 @@ mod tests {
         );
         assert_eq!(error("{{/* a "), "1: unclosed comment");
         assert_eq!(error("{{ 3x }}"), "1: bad number syntax: \"3x\"");
+        // Go shows the number up to the first character it could not take.
+        assert_eq!(error("{{ 3kx }}"), "1: bad number syntax: \"3k\"");
+        // A sign right after a number starts a complex constant's imaginary part.
+        assert_eq!(error("{{ 1-2 }}"), "1: bad number syntax: \"1-2\"");
+        assert_eq!(error("{{ 1+2 }}"), "1: bad number syntax: \"1+2\"");
+        assert_eq!(error("{{ 1+2ix }}"), "1: bad number syntax: \"1+2ix\"");
+        assert_eq!(error("{{ 0b102 }}"), "1: bad number syntax: \"0b102\"");
         assert_eq!(error("{{ a : b }}"), "1: expected :=");
         assert_eq!(error("{{ # }}"), "1: unrecognized character in action: '#'");
     }

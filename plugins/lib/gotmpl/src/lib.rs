@@ -11,6 +11,7 @@ pub mod funcs;
 pub mod gofmt;
 pub mod json;
 pub mod lex;
+pub mod number;
 pub mod parse;
 pub mod value;
 

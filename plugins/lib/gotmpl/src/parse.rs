@@ -9,6 +9,8 @@ use std::fmt;
 use std::rc::Rc;
 
 use crate::lex::{Item, ItemKind, lex};
+pub use crate::number::Number;
+use crate::number::{Literal, parse_number};
 
 /// A parse error: template name, line and Go's message.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -129,24 +131,6 @@ impl Arg {
             | Arg::Pipe(p, _) => *p,
         }
     }
-}
-
-/// A numeric constant with the interpretations Go allows for it.
-#[derive(Debug, Clone)]
-pub struct Number {
-    /// Text as written.
-    pub text: String,
-    /// Value as a signed integer, when it is one.
-    pub int: Option<i64>,
-    /// Value as a float, when it can be one.
-    pub float: Option<f64>,
-    /// Whether it only fits an unsigned integer.
-    pub uint_only: bool,
-    /// Whether it is imaginary (not supported in execution).
-    pub complex: bool,
-    /// Whether Go treats it as a float constant when untyped (has `.`, `e`, `p` and is not
-    /// a hex integer or character).
-    pub looks_float: bool,
 }
 
 /// One parsed template.
@@ -640,6 +624,7 @@ impl Parser<'_> {
                 | ItemKind::Field
                 | ItemKind::Identifier
                 | ItemKind::Number
+                | ItemKind::Complex
                 | ItemKind::Nil
                 | ItemKind::RawString
                 | ItemKind::String
@@ -733,15 +718,16 @@ impl Parser<'_> {
             }
             ItemKind::Field => Arg::Field(pos, vec![token.text[1..].to_owned()]),
             ItemKind::Bool => Arg::Bool(pos, token.text == "true"),
-            ItemKind::CharConstant | ItemKind::Number => {
-                let number = parse_number(&token.text, token.kind == ItemKind::CharConstant)
-                    .ok_or(())
-                    .or_else(|_| {
-                        self.error(
-                            token.line,
-                            format!("illegal number syntax: {:?}", token.text),
-                        )
-                    })?;
+            ItemKind::CharConstant | ItemKind::Number | ItemKind::Complex => {
+                let literal = match token.kind {
+                    ItemKind::CharConstant => Literal::Char,
+                    ItemKind::Complex => Literal::Complex,
+                    _ => Literal::Number,
+                };
+                let number = match parse_number(&token.text, literal) {
+                    Ok(number) => number,
+                    Err(e) => return self.error(token.line, e.to_string()),
+                };
                 Arg::Number(pos, number)
             }
             ItemKind::LeftParen => {
@@ -839,90 +825,6 @@ pub fn unquote(text: &str) -> Option<String> {
         return None;
     }
     Some(out)
-}
-
-/// Parse a Go number or character constant into its possible interpretations.
-pub fn parse_number(text: &str, is_char: bool) -> Option<Number> {
-    if is_char {
-        let c = unquote(text)?.chars().next()?;
-        return Some(Number {
-            text: text.to_owned(),
-            int: Some(c as i64),
-            float: Some(c as u32 as f64),
-            uint_only: false,
-            complex: false,
-            looks_float: false,
-        });
-    }
-    if text.ends_with('i') {
-        return Some(Number {
-            text: text.to_owned(),
-            int: None,
-            float: None,
-            uint_only: false,
-            complex: true,
-            looks_float: false,
-        });
-    }
-    let clean: String = text.chars().filter(|&c| c != '_').collect();
-    let (negative, unsigned) = match clean.strip_prefix('-') {
-        Some(rest) => (true, rest),
-        None => (false, clean.strip_prefix('+').unwrap_or(&clean)),
-    };
-    let lower = unsigned.to_ascii_lowercase();
-    let int_magnitude: Option<u64> = if let Some(hex) = lower.strip_prefix("0x") {
-        u64::from_str_radix(hex, 16).ok()
-    } else if let Some(bin) = lower.strip_prefix("0b") {
-        u64::from_str_radix(bin, 2).ok()
-    } else if let Some(oct) = lower.strip_prefix("0o") {
-        u64::from_str_radix(oct, 8).ok()
-    } else if lower.len() > 1 && lower.starts_with('0') && lower.chars().all(|c| c.is_ascii_digit())
-    {
-        u64::from_str_radix(&lower[1..], 8).ok()
-    } else {
-        lower.parse::<u64>().ok()
-    };
-    let is_hex = lower.starts_with("0x");
-    let looks_float = !is_hex && lower.contains(['.', 'e', 'p']);
-    let mut number = Number {
-        text: text.to_owned(),
-        int: None,
-        float: None,
-        uint_only: false,
-        complex: false,
-        looks_float,
-    };
-    if let Some(magnitude) = int_magnitude {
-        if negative {
-            if magnitude <= i64::MAX as u64 + 1 {
-                number.int = Some((magnitude as i128).wrapping_neg() as i64);
-            }
-        } else if magnitude <= i64::MAX as u64 {
-            number.int = Some(magnitude as i64);
-        } else {
-            number.uint_only = true;
-        }
-        number.float = Some(if negative {
-            -(magnitude as f64)
-        } else {
-            magnitude as f64
-        });
-        return Some(number);
-    }
-    let float: f64 = if is_hex {
-        return None;
-    } else {
-        clean.parse().ok()?
-    };
-    if float.is_finite() {
-        number.float = Some(float);
-        if float.fract() == 0.0 && float.abs() < 9.2e18 {
-            number.int = Some(float as i64);
-        }
-        Some(number)
-    } else {
-        None
-    }
 }
 
 /// Go's `String()` of an operand, used in error contexts (`<index .Values.x 1>`).
@@ -1069,14 +971,7 @@ mod tests {
     }
 
     #[test]
-    fn numbers_and_strings() {
-        let n = parse_number("0x1F", false).unwrap();
-        assert_eq!(n.int, Some(31));
-        assert!(!n.looks_float);
-        let n = parse_number("1.5e3", false).unwrap();
-        assert_eq!(n.float, Some(1500.0));
-        assert!(n.looks_float);
-        assert_eq!(parse_number("'a'", true).unwrap().int, Some(97));
+    fn strings() {
         assert_eq!(unquote(r#""a\tb\u00e9""#).unwrap(), "a\tbé");
         assert_eq!(unquote("`raw\\n`").unwrap(), "raw\\n");
     }

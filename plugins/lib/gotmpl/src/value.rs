@@ -58,6 +58,10 @@ pub trait Object {
     }
     /// `%v` formatting.
     fn format(&self) -> String;
+    /// Go's `reflect.Kind` name (`kindOf`); host objects are struct pointers.
+    fn kind_name(&self) -> &'static str {
+        "ptr"
+    }
     /// The value `encoding/json` would marshal (for `toYaml`/`toJson`), as plain data.
     fn to_data(&self) -> Value {
         Value::Nil
@@ -159,7 +163,7 @@ impl Value {
             Value::String(_) => "string",
             Value::Bytes(_) | Value::List(_) => "slice",
             Value::Map(_) => "map",
-            Value::Object(_) => "ptr",
+            Value::Object(o) => o.kind_name(),
         }
     }
 

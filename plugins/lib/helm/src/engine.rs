@@ -348,7 +348,7 @@ pub fn render(
         set.parse(name, &renderable.text)
             .map_err(|e| RenderError::Parse {
                 location: format!("{}:{}", e.name, e.line),
-                message: e.message,
+                message: last_part(&e.message),
             })?;
     }
     let mut rendered = BTreeMap::new();
@@ -375,6 +375,12 @@ pub fn render(
     Ok(rendered)
 }
 
+/// What Helm keeps of a parse error (`cleanupParseError`): Go's message split on `": "`, the
+/// last piece only (`bad number syntax: "3k"` is shown as `"3k"`).
+fn last_part(message: &str) -> String {
+    message.rsplit(": ").next().unwrap_or(message).to_owned()
+}
+
 fn exec_error(error: TemplateError) -> RenderError {
     match error {
         TemplateError::Exec(e) => {
@@ -397,7 +403,7 @@ fn exec_error(error: TemplateError) -> RenderError {
         }
         TemplateError::Parse(e) => RenderError::Parse {
             location: format!("{}:{}", e.name, e.line),
-            message: e.message,
+            message: last_part(&e.message),
         },
         TemplateError::NotFound(name) => RenderError::Exec {
             location: name.clone(),

@@ -11,6 +11,8 @@ pub mod glob;
 pub mod ignore;
 pub mod load;
 pub mod objects;
+#[cfg(not(target_family = "wasm"))]
+pub mod oracles;
 pub mod output;
 pub mod package;
 pub mod pipeline;

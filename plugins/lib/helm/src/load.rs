@@ -74,7 +74,7 @@ pub enum LoadError {
     #[error("Chart.yaml file is missing")]
     MissingChartYaml,
     /// Chart.yaml is not valid.
-    #[error("{}", named_validation(chart, source))]
+    #[error("{source}")]
     Validation {
         /// The chart's name as read (may be empty).
         chart: String,
@@ -114,14 +114,6 @@ pub enum LoadError {
     /// The root chart's apiVersion is neither v1 nor v2.
     #[error("unsupported chart version {0:?}")]
     UnsupportedApiVersion(String),
-}
-
-fn named_validation(chart: &str, source: &ValidationError) -> String {
-    if chart.is_empty() {
-        source.to_string()
-    } else {
-        format!("chart {chart:?}: {source}")
-    }
 }
 
 fn io_error(path: &Path, source: std::io::Error) -> LoadError {
@@ -895,7 +887,8 @@ mod tests {
             load_files(vec![File::new("Chart.yaml", "apiVersion: v2\nname: x\n")])
                 .unwrap_err()
                 .to_string(),
-            "chart \"x\": validation: chart.metadata.version is required"
+            // Helm's words, checked with `helm template` of such a chart.
+            "validation: chart.metadata.version is required"
         );
         let nested = load_files(vec![
             File::new("Chart.yaml", "apiVersion: v2\nname: top\nversion: 1.0.0\n"),
@@ -905,7 +898,7 @@ mod tests {
         .to_string();
         assert_eq!(
             nested,
-            "error unpacking subchart sub in top: chart \"sub\": validation: chart.metadata.version is required"
+            "error unpacking subchart sub in top: validation: chart.metadata.version is required"
         );
         let missing_api =
             load_files(vec![File::new("Chart.yaml", "name: old\nversion: 1.0.0\n")]).unwrap();

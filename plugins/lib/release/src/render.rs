@@ -68,9 +68,10 @@ pub fn prepare(chart: &ChartArtifact, values: &[ValueLayer]) -> Result<Input, Er
     })
 }
 
+/// The chart of the artifact; a chart Helm refuses fails with Helm's own message (`helm
+/// template` prints it as is, and so does `capstan template`).
 fn load(chart: &ChartArtifact) -> Result<Chart, Error> {
-    capstan_helm::load::load_archive(&chart.archive)
-        .map_err(|e| invalid(format!("chart {}: {e}", chart.metadata.name)))
+    capstan_helm::load::load_archive(&chart.archive).map_err(|e| invalid(e.to_string()))
 }
 
 /// RSA keys for the certificate functions from the host's `crypto` import, which generates
