@@ -232,6 +232,11 @@ pub struct Config {
     /// Chart source settings.
     #[serde(default)]
     pub sources: SourcesConfig,
+    /// Let a HelmRelease point at Secrets and ConfigMaps in other namespaces (chart
+    /// credentials, `valuesFrom`). Off by default: in a cluster shared by tenants, a
+    /// release may only read what its own namespace holds.
+    #[serde(default)]
+    pub allow_cross_namespace_refs: bool,
 }
 
 impl Config {

@@ -1104,6 +1104,8 @@ struct OperatorParts {
     source_sync: std::sync::Arc<capstan::sources::sync::SourceSync>,
     artifact_store: std::sync::Arc<capstan::sources::artifacts::ArtifactStore>,
     metrics: std::sync::Arc<capstan::controller::metrics::ReleaseMetrics>,
+    /// The configuration's `allowCrossNamespaceRefs`.
+    allow_cross_namespace_refs: bool,
 }
 
 fn operator_parts(
@@ -1162,6 +1164,7 @@ fn operator_parts(
         source_sync: Arc::new(source_sync),
         artifact_store,
         metrics: capstan::controller::metrics::ReleaseMetrics::register(registry),
+        allow_cross_namespace_refs: config.allow_cross_namespace_refs,
     })
 }
 
@@ -1212,6 +1215,7 @@ async fn operate(
             resync: Duration::from_secs(operator.resync_interval.max(1)),
             source_tick: Duration::from_secs(operator.source_interval.clamp(1, 10)),
             concurrency: operator.workers.max(1),
+            allow_cross_namespace_refs: parts.allow_cross_namespace_refs,
         },
     };
     tracing::info!(

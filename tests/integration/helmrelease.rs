@@ -36,7 +36,14 @@ impl Operator {
         extra_plugins: &str,
         extra: &[&str],
     ) -> Operator {
-        let config = format!(
+        let config = Operator::config_with(extra_plugins);
+        Operator::start_with_config(cluster, dir, &config, extra)
+    }
+
+    /// The configuration [`Operator::start_with`] runs with: every product plugin, then
+    /// `extra_plugins`; append top-level settings to it.
+    pub fn config_with(extra_plugins: &str) -> String {
+        format!(
             "cacheDir: {cache}\nplugins:\n{sources}\
              - {{name: helm3, world: backend, path: {p}/backend-helm3.wasm, limits: {{memoryMib: 512, timeoutMs: 120000}}}}\n\
              {extra_plugins}\
@@ -45,8 +52,7 @@ impl Operator {
             cache = Operator::cache_dir().display(),
             sources = Operator::product_plugins(),
             p = repo_root().join("target/plugins").display()
-        );
-        Operator::start_with_config(cluster, dir, &config, extra)
+        )
     }
 
     /// The product source plugin entries (YAML list items).
@@ -239,7 +245,7 @@ fn helm_revisions(cluster: &Cluster, release: &str, namespace: &str) -> usize {
 
 /// A git repository holding the example chart under `charts/hello`, a broken chart under
 /// `charts/broken`, and a README outside both.
-fn chart_repository(dir: &Path) -> PathBuf {
+pub fn chart_repository(dir: &Path) -> PathBuf {
     let repo = dir.join("charts-repo");
     std::fs::create_dir_all(repo.join("charts")).unwrap();
     git(&repo, &["init", "-q"]);

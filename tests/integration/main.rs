@@ -25,6 +25,7 @@ mod release_helm3_lifecycle;
 #[path = "../support/repo_server.rs"]
 mod repo_server;
 mod swap;
+mod tenancy;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -66,6 +67,10 @@ const TESTS: &[(&str, TestFn)] = &[
     ("only_the_leader_replica_acts", |c| {
         Box::pin(helmrelease::only_the_leader_replica_acts(c))
     }),
+    (
+        "values_from_another_namespace_are_refused_unless_allowed",
+        |c| Box::pin(tenancy::values_from_another_namespace_are_refused_unless_allowed(c)),
+    ),
     (
         "a_source_kind_added_by_configuration_alone_is_ready_and_listed",
         |c| {

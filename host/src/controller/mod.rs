@@ -9,6 +9,7 @@ pub mod leader;
 pub mod metrics;
 pub mod queue;
 pub mod reconcile;
+pub mod refs;
 pub mod reload;
 pub mod sourcing;
 pub mod values;
@@ -46,6 +47,8 @@ pub struct ControllerOptions {
     pub source_tick: Duration,
     /// Releases reconciled at once.
     pub concurrency: u16,
+    /// Whether a HelmRelease may point at objects in other namespaces ([`refs`]).
+    pub allow_cross_namespace_refs: bool,
 }
 
 /// What every reconcile shares.
@@ -235,6 +238,7 @@ pub async fn run(
         changed_tx,
         SourceLoopOptions {
             tick: ctx.options.source_tick,
+            allow_cross_namespace_refs: ctx.options.allow_cross_namespace_refs,
         },
         stop.clone(),
     );

@@ -338,6 +338,28 @@ async fn apply_inner(hr: &HelmRelease, ctx: &Context) -> Result<Next, ReconcileE
         return finish(writer, Next::AwaitChange).await;
     }
 
+    // Tenancy: nothing is read for a release pointing into another namespace.
+    if let Err(refused) = super::refs::check(hr, ctx.options.allow_cross_namespace_refs) {
+        let message = refused.to_string();
+        if writer
+            .status
+            .condition("Stalled")
+            .map(|c| c.message.as_str())
+            != Some(&message)
+        {
+            publish(
+                ctx,
+                hr,
+                EventType::Warning,
+                "CrossNamespaceRef",
+                message.clone(),
+            )
+            .await;
+        }
+        writer.stalled("CrossNamespaceRef", &message);
+        return finish(writer, Next::AwaitChange).await;
+    }
+
     // The chart artifact, as the source loop decided it.
     let source = match chart_source_of(hr) {
         Ok(source) => source,

@@ -265,6 +265,9 @@ impl Reloader {
         if config.cache_dir != self.applied.cache_dir {
             what.push("`cacheDir`");
         }
+        if config.allow_cross_namespace_refs != self.applied.allow_cross_namespace_refs {
+            what.push("`allowCrossNamespaceRefs`");
+        }
         (!what.is_empty()).then(|| what.join(" and "))
     }
 

@@ -63,6 +63,9 @@ impl Artifacts {
 pub struct SourceLoopOptions {
     /// Time between passes when nothing asks for one.
     pub tick: Duration,
+    /// Whether a HelmRelease may name credentials in another namespace
+    /// ([`super::refs`]); a release that may not is skipped, its Secret never read.
+    pub allow_cross_namespace_refs: bool,
 }
 
 /// Run the source loop until `stop` is set.
@@ -80,7 +83,7 @@ pub async fn run(
         // loses nothing (the next start recomputes everything), so it does not hold the
         // process up.
         tokio::select! {
-            _ = pass(&client, &store, &sync, &artifacts, &changed) => {}
+            _ = pass(&client, &store, &sync, &artifacts, &changed, options.allow_cross_namespace_refs) => {}
             _ = stop.wait_for(|s| *s) => return,
         }
         let woken = tokio::select! {
@@ -102,6 +105,7 @@ async fn pass(
     sync: &SourceSync,
     artifacts: &Artifacts,
     changed: &mpsc::UnboundedSender<ObjectRef<HelmRelease>>,
+    allow_cross_namespace_refs: bool,
 ) {
     let mut specs = BTreeMap::new();
     let mut refs = BTreeMap::new();
@@ -111,7 +115,11 @@ async fn pass(
             name: hr.metadata.name.clone().unwrap_or_default(),
         };
         refs.insert(key.clone(), ObjectRef::from_obj(hr.as_ref()));
-        // A spec naming no usable source is reported by the release loop itself.
+        // A spec naming no usable source, or credentials it may not read, is reported by
+        // the release loop itself.
+        if super::refs::check(&hr, allow_cross_namespace_refs).is_err() {
+            continue;
+        }
         if let Ok(source) = chart_source_of(&hr) {
             specs.insert(key, source);
         }
