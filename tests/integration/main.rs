@@ -71,6 +71,11 @@ const TESTS: &[(&str, TestFn)] = &[
         "values_from_another_namespace_are_refused_unless_allowed",
         |c| Box::pin(tenancy::values_from_another_namespace_are_refused_unless_allowed(c)),
     ),
+    ("uninstall_leaves_objects_that_are_not_the_releases", |c| {
+        Box::pin(tenancy::uninstall_leaves_objects_that_are_not_the_releases(
+            c,
+        ))
+    }),
     (
         "a_source_kind_added_by_configuration_alone_is_ready_and_listed",
         |c| {

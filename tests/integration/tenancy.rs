@@ -98,3 +98,92 @@ pub async fn values_from_another_namespace_are_refused_unless_allowed(cluster: A
     let values: serde_json::Value = serde_json::from_str(&values).unwrap();
     assert_eq!(values["replicaCount"], 3, "{values}");
 }
+
+/// Uninstall deletes only objects whose Helm ownership metadata still names the release:
+/// a ConfigMap of the chart's name that someone else recreated (no Helm metadata) and a
+/// Service another release took over survive; the release's own objects are deleted.
+pub async fn uninstall_leaves_objects_that_are_not_the_releases(cluster: Arc<Cluster>) {
+    use crate::release_helm3::{capstan_ok, shop_chart};
+    let namespace = cluster.create_namespace("owned").await;
+    let dir = tempfile::tempdir().unwrap();
+    let chart = shop_chart(dir.path());
+    let sync = [
+        "release",
+        "sync",
+        "--name",
+        "shop",
+        "--namespace",
+        &namespace,
+        "--chart",
+        chart.to_str().unwrap(),
+        "--set",
+        "extra=true",
+    ];
+    capstan_ok(&cluster, dir.path(), &sync);
+    // Someone replaces the settings ConfigMap with their own, and another release takes
+    // the Service over.
+    cluster.run(
+        "kubectl",
+        &["delete", "configmap", "shop-settings", "-n", &namespace],
+    );
+    cluster.run(
+        "kubectl",
+        &[
+            "create",
+            "configmap",
+            "shop-settings",
+            "-n",
+            &namespace,
+            "--from-literal=owner=someone-else",
+        ],
+    );
+    cluster.run(
+        "kubectl",
+        &[
+            "annotate",
+            "--overwrite",
+            "service",
+            "shop",
+            "-n",
+            &namespace,
+            "meta.helm.sh/release-name=other",
+        ],
+    );
+    let out = capstan_ok(
+        &cluster,
+        dir.path(),
+        &[
+            "release",
+            "uninstall",
+            "--name",
+            "shop",
+            "--namespace",
+            &namespace,
+        ],
+    );
+    assert!(out.contains("uninstalled"), "{out}");
+    let left = cluster.run(
+        "kubectl",
+        &["get", "configmaps,services", "-n", &namespace, "-o", "name"],
+    );
+    let mut left: Vec<&str> = left
+        .lines()
+        .filter(|l| !l.contains("kube-root-ca.crt"))
+        .collect();
+    left.sort();
+    // The release's own `shop-extra` ConfigMap is gone; the other two are not its own.
+    assert_eq!(left, ["configmap/shop-settings", "service/shop"]);
+    let owner = cluster.run(
+        "kubectl",
+        &[
+            "get",
+            "configmap",
+            "shop-settings",
+            "-n",
+            &namespace,
+            "-o",
+            "jsonpath={.data.owner}",
+        ],
+    );
+    assert_eq!(owner, "someone-else");
+}

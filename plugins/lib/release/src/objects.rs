@@ -4,9 +4,11 @@
 use std::collections::BTreeMap;
 
 use capstan_helm::output::{INSTALL_ORDER, split_manifests};
-use capstan_plugin_sdk::backend::capstan::plugin::kube::ObjectRef;
+use capstan_plugin_sdk::backend::capstan::plugin::kube::{self, ObjectRef};
 use capstan_plugin_sdk::backend::capstan::plugin::types::{Error, ErrorCode};
 use serde_json::Value;
+
+use crate::store::with_context;
 
 /// Annotation naming the owning release.
 pub const RELEASE_NAME: &str = "meta.helm.sh/release-name";
@@ -206,6 +208,22 @@ pub fn set_ownership(object: &mut Object, release: &str, namespace: &str) {
     }
 }
 
+/// The live object `reference` names, if it exists.
+pub fn live(reference: &ObjectRef) -> Result<Option<serde_json::Value>, Error> {
+    let found = kube::get(reference)
+        .map_err(|e| with_context(e, &format!("get {}", describe(reference))))?;
+    found
+        .map(|text| {
+            serde_json::from_str(&text).map_err(|e| {
+                Error::new(
+                    ErrorCode::Internal,
+                    format!("{} is not JSON: {e}", describe(reference)),
+                )
+            })
+        })
+        .transpose()
+}
+
 /// Helm's adoption check: a live object belongs to the release only when it carries the
 /// release's annotations and the `managed-by: Helm` label. Returns why not, if not.
 pub fn ownership_conflict(live: &Value, release: &str, namespace: &str) -> Option<String> {
@@ -230,6 +248,32 @@ pub fn ownership_conflict(live: &Value, release: &str, namespace: &str) -> Optio
         }
     }
     (!problems.is_empty()).then(|| problems.join("; "))
+}
+
+/// Why the live object `live` must not be deleted for release `release` in `namespace`:
+/// under Helm 3's rules an object is the release's only while it carries the release's
+/// ownership metadata (someone may have taken it over since); `None` when it is ours.
+/// Helm 2 marks nothing, so every object of its manifest counts as its own.
+pub fn not_ours(live: &Value, release: &str, namespace: &str) -> Option<String> {
+    if !crate::flavor::current().marks_ownership() {
+        return None;
+    }
+    // A Deployment moved from Helm 2 carries the `managed-by: Helm` label and gets the
+    // annotations with its next change (`migrate::adopt`): with no release named at all,
+    // the label is enough.
+    let labelled = live
+        .pointer("/metadata/labels")
+        .and_then(|l| l.get(MANAGED_BY))
+        .and_then(Value::as_str)
+        == Some("Helm");
+    if labelled
+        && annotation(live, RELEASE_NAME).is_none()
+        && annotation(live, RELEASE_NAMESPACE).is_none()
+    {
+        return None;
+    }
+    ownership_conflict(live, release, namespace)
+        .map(|why| format!("it does not belong to release {namespace}/{release} any more ({why})"))
 }
 
 fn quoted(value: Option<&str>) -> String {
@@ -265,6 +309,28 @@ pub fn by_identity(objects: &[Object]) -> BTreeMap<(String, String, String, Stri
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_objects_naming_the_release_are_its_own_to_delete() {
+        let mut object = parse_manifest(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n",
+            "apps",
+        )
+        .unwrap()
+        .remove(0);
+        // Made by someone else: no Helm metadata.
+        let why = not_ours(&object.body, "demo", "apps").unwrap();
+        assert!(why.contains("release apps/demo"), "{why}");
+        set_ownership(&mut object, "demo", "apps");
+        assert_eq!(not_ours(&object.body, "demo", "apps"), None);
+        // Taken over by another release.
+        assert!(not_ours(&object.body, "other", "apps").is_some());
+        // A Deployment moved from Helm 2 before its next change: the label only.
+        if let Some(annotations) = object.body.pointer_mut("/metadata/annotations") {
+            *annotations = serde_json::json!({});
+        }
+        assert_eq!(not_ours(&object.body, "demo", "apps"), None);
+    }
 
     #[test]
     fn parses_with_namespace_and_ownership() {

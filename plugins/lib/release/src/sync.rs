@@ -411,21 +411,6 @@ fn target_objects(id: &ReleaseId, rendered: &Render) -> Result<Vec<Object>, Erro
     Ok(target)
 }
 
-fn live(reference: &ObjectRef) -> Result<Option<serde_json::Value>, Error> {
-    let found = kube::get(reference)
-        .map_err(|e| with_context(e, &format!("get {}", objects::describe(reference))))?;
-    found
-        .map(|text| {
-            serde_json::from_str(&text).map_err(|e| {
-                Error::new(
-                    ErrorCode::Internal,
-                    format!("{} is not JSON: {e}", objects::describe(reference)),
-                )
-            })
-        })
-        .transpose()
-}
-
 /// Apply `target` over `previous`; `created` collects objects that did not exist before.
 /// `force` (the operation's budget) replaces objects that cannot be changed in place.
 pub fn deploy(
@@ -440,7 +425,7 @@ pub fn deploy(
     // write.
     let mut existed = Vec::with_capacity(target.len());
     for object in target {
-        let found = live(&object.reference)
+        let found = objects::live(&object.reference)
             .map_err(|e| with_context(e, "check objects before applying"))?;
         let new_in_release = !previous_ids.contains_key(&object.identity());
         if found.is_some() && new_in_release && flavor::current() == Flavor::Helm2 {
@@ -487,13 +472,23 @@ pub fn deploy(
         if target_ids.contains(&old.identity()) {
             continue;
         }
-        let Some(found) = live(&old.reference)? else {
+        let Some(found) = objects::live(&old.reference)? else {
             continue;
         };
         if objects::annotation(&found, objects::RESOURCE_POLICY) == Some("keep") {
             log(
                 Level::Info,
                 &format!("{} kept due to the resource policy", old.describe()),
+            );
+            continue;
+        }
+        if let Some(why) = objects::not_ours(&found, &id.name, &id.namespace) {
+            log(
+                Level::Warn,
+                &format!(
+                    "{} dropped from the release but not deleted: {why}",
+                    old.describe()
+                ),
             );
             continue;
         }

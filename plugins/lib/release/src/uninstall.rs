@@ -1,6 +1,7 @@
 //! `uninstall`, Helm v3's flow (helm-internals §3.5): mark the last record `uninstalling`,
 //! delete the manifest's objects in uninstall order (objects annotated
-//! `helm.sh/resource-policy` are left alone), then either delete every record (default) or
+//! `helm.sh/resource-policy` are left alone, and so are objects whose Helm ownership
+//! metadata no longer names this release), then either delete every record (default) or
 //! keep them with the last one `uninstalled` (`keep-history`). CRDs are never deleted.
 //!
 //! `pre-delete` hooks run before the deletions and `post-delete` hooks after them (and
@@ -52,6 +53,7 @@ pub fn uninstall(id: &ReleaseId, options: &UninstallOptions) -> Result<Option<Re
     store::update(&record)?;
     let mut targets = objects::parse_manifest(&record.manifest, &id.namespace)?;
     objects::sort_for_uninstall(&mut targets);
+    let mut kept = Vec::new();
     for object in &targets {
         if let Some(policy) = object.annotation(objects::RESOURCE_POLICY) {
             log(
@@ -63,6 +65,21 @@ pub fn uninstall(id: &ReleaseId, options: &UninstallOptions) -> Result<Option<Re
             );
             continue;
         }
+        // Only what is still the release's: an object someone else has taken over (its
+        // ownership metadata names another release, or none) is left alone.
+        let found = objects::live(&object.reference)
+            .map_err(|e| with_context(e, &format!("uninstall {}", describe(id))))?;
+        let Some(found) = found else {
+            continue;
+        };
+        if let Some(why) = objects::not_ours(&found, &id.name, &id.namespace) {
+            log(
+                Level::Warn,
+                &format!("{} not deleted: {why}", object.describe()),
+            );
+            kept.push(object.identity());
+            continue;
+        }
         kube::delete(&object.reference, Propagation::Background).map_err(|e| {
             with_context(
                 e,
@@ -72,7 +89,9 @@ pub fn uninstall(id: &ReleaseId, options: &UninstallOptions) -> Result<Option<Re
     }
     if options.wait {
         for object in &targets {
-            if object.annotation(objects::RESOURCE_POLICY).is_none() {
+            if object.annotation(objects::RESOURCE_POLICY).is_none()
+                && !kept.contains(&object.identity())
+            {
                 wait::gone(&object.reference, &deadline)
                     .map_err(|e| with_context(e, &format!("uninstall {}", describe(id))))?;
             }
