@@ -100,6 +100,10 @@ struct OperatorArgs {
     /// exits anyway (keep it below the Pod's terminationGracePeriodSeconds).
     #[arg(long, default_value_t = 300, env = "CAPSTAN_SHUTDOWN_GRACE")]
     shutdown_grace: u64,
+    /// How long after a HelmRelease's deletion its uninstall may keep failing, in seconds,
+    /// before the finalizer is removed anyway with a Warning event (0: keep trying forever).
+    #[arg(long, default_value_t = 900, env = "CAPSTAN_UNINSTALL_DEADLINE")]
+    uninstall_deadline: u64,
     /// How often the configuration file is checked for changes, in seconds; a change of
     /// backends is applied without a restart (0: never).
     #[arg(long, default_value_t = 5, env = "CAPSTAN_CONFIG_POLL_INTERVAL")]
@@ -1216,6 +1220,8 @@ async fn operate(
             source_tick: Duration::from_secs(operator.source_interval.clamp(1, 10)),
             concurrency: operator.workers.max(1),
             allow_cross_namespace_refs: parts.allow_cross_namespace_refs,
+            uninstall_deadline: (operator.uninstall_deadline > 0)
+                .then(|| Duration::from_secs(operator.uninstall_deadline)),
         },
     };
     tracing::info!(

@@ -637,7 +637,7 @@ pub async fn helmrelease_converges_after_the_operator_is_killed_mid_install(clus
     wait_gone(&api, "hello", &operator).await;
 }
 
-async fn wait_gone(api: &Api<HelmRelease>, name: &str, operator: &Operator) {
+pub async fn wait_gone(api: &Api<HelmRelease>, name: &str, operator: &Operator) {
     let deadline = Instant::now() + Duration::from_secs(120);
     while api.get_opt(name).await.unwrap().is_some() {
         assert!(

@@ -77,6 +77,10 @@ const TESTS: &[(&str, TestFn)] = &[
         ))
     }),
     (
+        "a_failing_uninstall_releases_the_finalizer_after_the_deadline",
+        |c| Box::pin(tenancy::a_failing_uninstall_releases_the_finalizer_after_the_deadline(c)),
+    ),
+    (
         "a_source_kind_added_by_configuration_alone_is_ready_and_listed",
         |c| {
             Box::pin(

@@ -1,6 +1,7 @@
-//! Tenancy against the real control plane: a HelmRelease may only read Secrets and
+//! Tenancy and safety against the real control plane. A HelmRelease may only read Secrets and
 //! ConfigMaps of its own namespace unless the operator's configuration opts in
-//! (`allowCrossNamespaceRefs: true`).
+//! (`allowCrossNamespaceRefs: true`); uninstall deletes only what is still the release's; a
+//! failing uninstall does not hold its HelmRelease forever.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -186,4 +187,62 @@ pub async fn uninstall_leaves_objects_that_are_not_the_releases(cluster: Arc<Clu
         ],
     );
     assert_eq!(owner, "someone-else");
+}
+
+/// A HelmRelease whose uninstall can never succeed (it names a backend the configuration
+/// does not have) is not kept forever: after `--uninstall-deadline` the finalizer is
+/// removed and an `UninstallAbandoned` Warning says what kept failing.
+pub async fn a_failing_uninstall_releases_the_finalizer_after_the_deadline(cluster: Arc<Cluster>) {
+    use k8s_openapi::api::core::v1::Event;
+    use kube::api::{DeleteParams, ListParams};
+    install_crd(&cluster);
+    let dir = tempfile::tempdir().unwrap();
+    let repo = chart_repository(dir.path());
+    let namespace = cluster.create_namespace("stuck").await;
+    let client = cluster.client().await;
+    let api: Api<HelmRelease> = Api::namespaced(client.clone(), &namespace);
+    let hr = helm_release(
+        "stuck",
+        &namespace,
+        serde_json::json!({
+            "chart": {"git": format!("file://{}", repo.display()), "ref": "main", "path": "charts/hello"},
+            "backend": "retired",
+        }),
+    );
+    api.create(&PostParams::default(), &hr).await.unwrap();
+    let operator = Operator::start(&cluster, dir.path(), &["--uninstall-deadline", "3"]);
+    let stalled = wait_for(
+        &api,
+        "stuck",
+        &operator,
+        "a stall",
+        Duration::from_secs(60),
+        |hr| condition(hr, "Stalled").is_some_and(|c| c.reason == "BackendNotConfigured"),
+    )
+    .await;
+    assert!(
+        stalled
+            .metadata
+            .finalizers
+            .as_ref()
+            .is_some_and(|f| !f.is_empty()),
+        "the operator holds a finalizer"
+    );
+    api.delete("stuck", &DeleteParams::default()).await.unwrap();
+    crate::helmrelease::wait_gone(&api, "stuck", &operator).await;
+    let events: Api<Event> = Api::namespaced(client, &namespace);
+    let abandoned: Vec<Event> = events
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .filter(|e| e.reason.as_deref() == Some("UninstallAbandoned"))
+        .collect();
+    assert_eq!(abandoned.len(), 1, "{abandoned:?}");
+    let note = abandoned[0].message.clone().unwrap_or_default();
+    assert!(
+        note.contains("retired") && note.contains("--uninstall-deadline"),
+        "{note}"
+    );
 }

@@ -49,6 +49,9 @@ pub struct ControllerOptions {
     pub concurrency: u16,
     /// Whether a HelmRelease may point at objects in other namespaces ([`refs`]).
     pub allow_cross_namespace_refs: bool,
+    /// How long after deletion a failing uninstall is retried before the finalizer is
+    /// removed anyway; `None`: forever.
+    pub uninstall_deadline: Option<Duration>,
 }
 
 /// What every reconcile shares.

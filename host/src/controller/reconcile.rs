@@ -707,8 +707,39 @@ async fn apply_inner(hr: &HelmRelease, ctx: &Context) -> Result<Next, ReconcileE
     }
 }
 
-#[tracing::instrument(name = "uninstall", skip_all, fields(helmrelease = %key_of(hr)))]
+/// [`uninstall`], given up once the deletion is older than the configured deadline: the
+/// finalizer is then removed with an `UninstallAbandoned` Warning naming the last error,
+/// so a release whose uninstall can never succeed (its backend gone, its namespace
+/// forbidden) does not keep its HelmRelease — and the namespace holding it — forever.
+/// The deletion's age is taken from the API server's `deletionTimestamp` against this
+/// host's clock; a skew of seconds does not matter against a deadline of minutes.
 async fn cleanup(hr: &HelmRelease, ctx: &Context) -> Result<Next, ReconcileError> {
+    let error = match uninstall(hr, ctx).await {
+        Ok(next) => return Ok(next),
+        Err(error) => error,
+    };
+    let age = hr.metadata.deletion_timestamp.as_ref().and_then(|t| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::SystemTime::from(t.0))
+            .ok()
+    });
+    match (ctx.options.uninstall_deadline, age) {
+        (Some(deadline), Some(age)) if age >= deadline => {
+            let message = format!(
+                "{error}; still failing {}s after the HelmRelease was deleted (deadline {}s, --uninstall-deadline): the finalizer is removed, and the release's objects and records may be left in the cluster",
+                age.as_secs(),
+                deadline.as_secs()
+            );
+            tracing::warn!("{message}");
+            publish(ctx, hr, EventType::Warning, "UninstallAbandoned", message).await;
+            Ok(Next::AwaitChange)
+        }
+        _ => Err(error),
+    }
+}
+
+#[tracing::instrument(name = "uninstall", skip_all, fields(helmrelease = %key_of(hr)))]
+async fn uninstall(hr: &HelmRelease, ctx: &Context) -> Result<Next, ReconcileError> {
     let started = Instant::now();
     let release = release_id(hr);
     let key = key_of(hr);
