@@ -127,6 +127,7 @@ pub enum HelmVersion {
 #[derive(Deserialize, Serialize, Clone, Debug, Default, KubeSchema)]
 #[serde(rename_all = "camelCase")]
 #[x_kube(validation = kube::core::Rule::new("(has(self.git) ? 1 : 0) + (has(self.repository) ? 1 : 0) + (has(self.source) ? 1 : 0) == 1").message("set one of chart.git (with chart.path), chart.repository (with chart.name and chart.version), or chart.source (with kind and spec)"))]
+#[x_kube(validation = kube::core::Rule::new("!has(self.insecure) || !self.insecure || has(self.repository)").message("chart.insecure applies to chart.repository only"))]
 pub struct ChartSource {
     /// Git repository URL (`https://`, `ssh://`, `file://`, `git@host:org/repo`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -155,6 +156,10 @@ pub struct ChartSource {
     /// Secret with Helm repository credentials (`username`/`password`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chart_pull_secret: Option<NamespacedRef>,
+    /// Let the Helm repository credentials be sent over a plain `http://` URL; refused
+    /// otherwise.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub insecure: bool,
     /// A chart from any source kind a configured plugin serves (`oci`, `https-url`, an
     /// in-house kind, ...), instead of `git` or `repository`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -245,9 +250,13 @@ impl ChartSource {
                     )
                 })?;
                 let version = set(&self.version).unwrap_or_default();
+                let mut spec = serde_json::json!({"url": url, "chart": name, "version": version});
+                if self.insecure {
+                    spec["insecure"] = serde_json::Value::Bool(true);
+                }
                 Ok((
                     "helm-repository".to_owned(),
-                    serde_json::json!({"url": url, "chart": name, "version": version}),
+                    spec,
                     self.chart_pull_secret.as_ref().or(self.secret_ref.as_ref()),
                 ))
             }

@@ -601,7 +601,31 @@ impl CredentialsLookup for RepoCredentials {
 async fn basic_auth_from_a_secret_is_added_by_the_host() {
     let f = fixture_with(HttpOptions::default(), Some(("alice", "s3cret-pw"))).await;
     let repository = f.server.url("charts");
-    let with = |name: &str| with_secret(source(&repository, "demo", ""), name);
+    // The test server speaks plain HTTP: credentials go there only when the spec says so.
+    let insecure = |name: &str| {
+        let mut spec = source(&repository, "demo", "");
+        spec.spec = serde_json::json!({"url": repository, "chart": "demo", "version": "", "insecure": true}).to_string();
+        with_secret(spec, name)
+    };
+    let refused = one_with(
+        &f,
+        with_secret(source(&repository, "demo", ""), "good"),
+        &RepoCredentials,
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        refused.to_string().contains(&format!(
+            "credentials secret apps/good would be sent over plain HTTP to {repository}: use an https:// URL, or set `insecure: true` in the source spec"
+        )),
+        "{refused}"
+    );
+    assert!(
+        f.server.requests("/charts/").is_empty(),
+        "nothing was sent: {:?}",
+        f.server.requests("/charts/")
+    );
+    let with = insecure;
     let artifact = one_with(&f, with("good"), &RepoCredentials).await.unwrap();
     let packaged = f.root.join(format!("charts/demo-{}.tgz", artifact.version));
     assert_eq!(
@@ -638,6 +662,53 @@ async fn basic_auth_from_a_secret_is_added_by_the_host() {
     );
     let anonymous = one(&f, source(&repository, "demo", "")).await.unwrap_err();
     assert_names_source(&anonymous, &repository, "demo", "HTTP 401");
+}
+
+/// Credentials go to the repository's own origin only: chart archives the index places on
+/// another (granted) host are fetched without them, as the server's log shows.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn credentials_are_not_sent_to_another_host() {
+    let f = fixture_with(
+        HttpOptions {
+            extra_hosts: vec![HostPattern::parse("localhost").unwrap()],
+            ..HttpOptions::default()
+        },
+        Some(("alice", "s3cret-pw")),
+    )
+    .await;
+    let other = f.root.join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::copy(
+        f.root.join("charts/demo-1.0.0.tgz"),
+        other.join("demo-1.0.0.tgz"),
+    )
+    .unwrap();
+    let absolute = format!("http://localhost:{}/other", f.server.port);
+    helm(
+        f.work.path(),
+        &["repo", "index", other.to_str().unwrap(), "--url", &absolute],
+    );
+    let repository = f.server.url("other");
+    let mut spec = source(&repository, "demo", "1.0.0");
+    spec.spec = serde_json::json!({"url": repository, "chart": "demo", "version": "1.0.0", "insecure": true})
+        .to_string();
+    let failed = one_with(&f, with_secret(spec, "good"), &RepoCredentials)
+        .await
+        .unwrap_err();
+    assert!(failed.to_string().contains("HTTP 401"), "{failed}");
+    let requests = f.server.requests("/other/");
+    assert!(
+        requests
+            .iter()
+            .any(|l| l.starts_with("GET /other/index.yaml 200 auth")),
+        "the index on the repository's origin got the credentials: {requests:?}"
+    );
+    assert!(
+        requests
+            .iter()
+            .any(|l| l.starts_with("GET /other/demo-1.0.0.tgz 401 noauth")),
+        "the archive on another host did not: {requests:?}"
+    );
 }
 
 fn openssl(dir: &Path, args: &[&str]) {

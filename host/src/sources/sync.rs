@@ -484,6 +484,8 @@ impl SourceSync {
                 .with_max_response_bytes(self.http.max_response_bytes)
                 .with_timeout(self.http.timeout);
             let mut wants_credentials = false;
+            // A credentialed URL over plain HTTP the spec did not mark `insecure`.
+            let mut plain_http: Option<String> = None;
             for access in &capabilities.http {
                 let Some(url) = text_at(&needs.spec, &access.url_field) else {
                     return Err(fail(format!(
@@ -503,6 +505,12 @@ impl SourceSync {
                     grant = grant.with_origin(origin, access.send_credentials);
                 }
                 wants_credentials |= access.send_credentials;
+                if access.send_credentials
+                    && !insecure
+                    && url.trim().to_ascii_lowercase().starts_with("http://")
+                {
+                    plain_http.get_or_insert_with(|| redact_userinfo(url));
+                }
                 if let Some(document) = &access.shared_document {
                     let key = MirrorKey {
                         url: document_url(url, document),
@@ -533,6 +541,27 @@ impl SourceSync {
                             .map(|v| String::from_utf8_lossy(v).into_owned())
                     };
                     if let (Some(username), Some(password)) = (text("username"), text("password")) {
+                        // Credentials never cross the network in clear unless the spec
+                        // says so.
+                        if let Some(url) = plain_http {
+                            let insecure = capabilities
+                                .http
+                                .iter()
+                                .find_map(|a| a.insecure_field.as_deref())
+                                .map(|field| {
+                                    format!(
+                                        "set `{}: true` in the source spec",
+                                        field.trim_start_matches('/')
+                                    )
+                                })
+                                .unwrap_or_else(|| {
+                                    "this source kind cannot be told to allow it".to_owned()
+                                });
+                            return Err(fail(format!(
+                                "credentials secret {}/{} would be sent over plain HTTP to {url}: use an https:// URL, or {insecure}",
+                                secret.namespace, secret.name
+                            )));
+                        }
                         grant = grant.with_credentials(Some(BasicAuth { username, password }));
                     }
                 }

@@ -43,7 +43,8 @@ const HELM_REPOSITORY_SCHEMA: &str = r#"{
   "properties": {
     "url": {"type": "string", "pattern": "^[Hh][Tt][Tt][Pp][Ss]?://", "description": "Repository URL, where index.yaml lives"},
     "chart": {"type": "string", "minLength": 1, "description": "Chart name in the index"},
-    "version": {"type": "string", "description": "Exact version or SemVer constraint; empty: the latest stable version"}
+    "version": {"type": "string", "description": "Exact version or SemVer constraint; empty: the latest stable version"},
+    "insecure": {"type": "boolean", "description": "Allow the credentials Secret's username and password to be sent over plain http:// (refused otherwise)"}
   },
   "additionalProperties": false
 }"#;
@@ -114,6 +115,7 @@ impl Guest for HelmRepoSource {
             .with_http(HttpAccess {
                 send_credentials: true,
                 shared_document: Some("index.yaml".into()),
+                insecure_field: Some("/insecure".into()),
                 ..HttpAccess::to("/url")
             }),
         ])
