@@ -46,6 +46,11 @@ pub const DEFAULT_ROLLBACK_MAX_RETRIES: i64 = 5;
 pub struct HelmReleaseSpec {
     /// Where the chart comes from: a git repository or a Helm HTTP repository.
     pub chart: ChartSource,
+    /// Service account (in this namespace) every cluster call of the release runs as,
+    /// through impersonation; default the configuration's `defaultServiceAccount`, else
+    /// the operator's own identity.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service_account_name: Option<String>,
     /// Release name; default `<targetNamespace>-<name>`, or
     /// `<namespace>-<targetNamespace>-<name>` when the namespaces differ.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -237,6 +237,10 @@ pub struct Config {
     /// release may only read what its own namespace holds.
     #[serde(default)]
     pub allow_cross_namespace_refs: bool,
+    /// Service account (in each release's namespace) a HelmRelease naming none in
+    /// `spec.serviceAccountName` acts as (lock-down mode); unset: the operator's identity.
+    #[serde(default)]
+    pub default_service_account: Option<String>,
 }
 
 impl Config {

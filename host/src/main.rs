@@ -971,8 +971,10 @@ async fn run(
         );
     }
 
-    let client = kube::Client::try_default()
+    let kube_config = kube::Config::infer()
         .await
+        .context("cannot connect to the cluster (KUBECONFIG or in-cluster config)")?;
+    let client = kube::Client::try_from(kube_config.clone())
         .context("cannot connect to the cluster (KUBECONFIG or in-cluster config)")?;
     let version = client
         .apiserver_version()
@@ -989,6 +991,10 @@ async fn run(
         &operator,
         &mut registry,
     )?;
+    let identities = capstan::controller::identity::Identities::new(
+        kube_config,
+        config.default_service_account.clone(),
+    );
     let health = Health::new(registry);
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let server = {
@@ -1038,6 +1044,7 @@ async fn run(
     let in_flight = operator_parts.metrics.in_flight.clone();
     let operate = operate(
         client,
+        identities,
         operator_parts,
         &operator,
         reload_rx,
@@ -1175,6 +1182,7 @@ fn operator_parts(
 /// Run the HelmRelease loops (after winning the leader Lease when asked) until `stop`.
 async fn operate(
     client: kube::Client,
+    identities: capstan::controller::identity::Identities,
     parts: OperatorParts,
     operator: &OperatorArgs,
     reloads: tokio::sync::mpsc::UnboundedReceiver<()>,
@@ -1215,6 +1223,7 @@ async fn operate(
         discovery: Arc::new(capstan::capabilities::kube::DiscoveryCache::default()),
         cluster_kinds: operator.cluster_kinds.clone(),
         claims: Default::default(),
+        identities,
         options: ControllerOptions {
             resync: Duration::from_secs(operator.resync_interval.max(1)),
             source_tick: Duration::from_secs(operator.source_interval.clamp(1, 10)),

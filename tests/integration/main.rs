@@ -81,6 +81,10 @@ const TESTS: &[(&str, TestFn)] = &[
         |c| Box::pin(tenancy::a_failing_uninstall_releases_the_finalizer_after_the_deadline(c)),
     ),
     (
+        "a_release_acts_only_with_its_service_accounts_rights",
+        |c| Box::pin(tenancy::a_release_acts_only_with_its_service_accounts_rights(c)),
+    ),
+    (
         "a_source_kind_added_by_configuration_alone_is_ready_and_listed",
         |c| {
             Box::pin(

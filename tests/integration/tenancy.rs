@@ -246,3 +246,135 @@ pub async fn a_failing_uninstall_releases_the_finalizer_after_the_deadline(clust
         "{note}"
     );
 }
+
+/// A chart in a git repository whose `templates/` are `files`.
+fn chart_in_git(dir: &std::path::Path, name: &str, files: &[(&str, &str)]) -> String {
+    use crate::git_support::git;
+    let repo = dir.join(format!("{name}-repo"));
+    let chart = repo.join("chart");
+    std::fs::create_dir_all(chart.join("templates")).unwrap();
+    std::fs::write(
+        chart.join("Chart.yaml"),
+        format!("apiVersion: v2\nname: {name}\nversion: 0.1.0\n"),
+    )
+    .unwrap();
+    for (file, text) in files {
+        std::fs::write(chart.join("templates").join(file), text).unwrap();
+    }
+    git(&repo, &["init", "-q", "-b", "main"]);
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-qm", name]);
+    format!("file://{}", repo.display())
+}
+
+/// Impersonation: a release naming `serviceAccountName` acts with that account's rights
+/// only. Account `deployer` may manage ConfigMaps and Secrets in its namespace and nothing
+/// else: a chart that also makes a ClusterRole fails with the API server's refusal naming
+/// the call and the account, and creates nothing; the same chart without the ClusterRole is
+/// Ready. With `defaultServiceAccount: deployer` (lock-down), a release naming no account
+/// is held to the same rights.
+pub async fn a_release_acts_only_with_its_service_accounts_rights(cluster: Arc<Cluster>) {
+    install_crd(&cluster);
+    let dir = tempfile::tempdir().unwrap();
+    let tenant = cluster.create_namespace("imp").await;
+    let rbac = format!(
+        "apiVersion: v1\nkind: ServiceAccount\nmetadata: {{name: deployer, namespace: {tenant}}}\n---\n\
+         apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata: {{name: deployer, namespace: {tenant}}}\n\
+         rules:\n- apiGroups: [\"\"]\n  resources: [configmaps, secrets]\n  verbs: [get, list, watch, create, update, patch, delete]\n---\n\
+         apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata: {{name: deployer, namespace: {tenant}}}\n\
+         roleRef: {{apiGroup: rbac.authorization.k8s.io, kind: Role, name: deployer}}\n\
+         subjects:\n- {{kind: ServiceAccount, name: deployer, namespace: {tenant}}}\n"
+    );
+    let rbac_file = dir.path().join("rbac.yaml");
+    std::fs::write(&rbac_file, rbac).unwrap();
+    cluster.run("kubectl", &["apply", "-f", rbac_file.to_str().unwrap()]);
+    let config_map = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-settings\ndata:\n  a: b\n";
+    let cluster_role = format!(
+        "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: {tenant}-escalate\nrules: []\n"
+    );
+    let greedy = chart_in_git(
+        dir.path(),
+        "greedy",
+        &[("cm.yaml", config_map), ("clusterrole.yaml", &cluster_role)],
+    );
+    let modest = chart_in_git(dir.path(), "modest", &[("cm.yaml", config_map)]);
+    let client = cluster.client().await;
+    let api: Api<HelmRelease> = Api::namespaced(client.clone(), &tenant);
+    let release = |name: &str, url: &str, account: Option<&str>| {
+        let mut spec = serde_json::json!({"chart": {"git": url, "ref": "main", "path": "chart"}});
+        if let Some(account) = account {
+            spec["serviceAccountName"] = serde_json::json!(account);
+        }
+        helm_release(name, &tenant, spec)
+    };
+    api.create(
+        &PostParams::default(),
+        &release("greedy", &greedy, Some("deployer")),
+    )
+    .await
+    .unwrap();
+    api.create(
+        &PostParams::default(),
+        &release("modest", &modest, Some("deployer")),
+    )
+    .await
+    .unwrap();
+    // ClusterRoles are a kind the operator may touch; the account may not.
+    let flags = [
+        "--allow-cluster-kind",
+        "ClusterRole.rbac.authorization.k8s.io",
+    ];
+    let mut operator = Operator::start(&cluster, dir.path(), &flags);
+    let long = Duration::from_secs(120);
+    wait_for(&api, "modest", &operator, "Ready", long, ready).await;
+    let refused = |hr: &HelmRelease| {
+        condition(hr, "Ready")
+            .is_some_and(|c| c.status == "False" && c.message.contains("forbidden"))
+    };
+    let greedy_hr = wait_for(&api, "greedy", &operator, "a refusal", long, refused).await;
+    let message = &condition(&greedy_hr, "Ready").unwrap().message;
+    assert!(
+        message.contains(&format!("system:serviceaccount:{tenant}:deployer"))
+            && message.contains("clusterroles"),
+        "{message}"
+    );
+    let settings = cluster.run(
+        "kubectl",
+        &["get", "configmaps", "-n", &tenant, "-o", "name"],
+    );
+    assert!(
+        settings.contains(&format!("configmap/{tenant}-modest-settings")),
+        "{settings}"
+    );
+    assert!(
+        !settings.contains("greedy-settings"),
+        "the refused release created nothing: {settings}"
+    );
+    let roles = cluster.run("kubectl", &["get", "clusterroles", "-o", "name"]);
+    assert!(
+        !roles.contains(&format!("{tenant}-escalate")),
+        "no ClusterRole was made"
+    );
+    operator.stop();
+
+    // Lock-down: the configuration's default account for a release naming none.
+    let config = format!(
+        "{}defaultServiceAccount: deployer\n",
+        Operator::config_with("")
+    );
+    api.create(&PostParams::default(), &release("unnamed", &greedy, None))
+        .await
+        .unwrap();
+    let operator = Operator::start_with_config(&cluster, dir.path(), &config, &flags);
+    let unnamed = wait_for(&api, "unnamed", &operator, "a refusal", long, refused).await;
+    let message = &condition(&unnamed, "Ready").unwrap().message;
+    assert!(
+        message.contains(&format!("system:serviceaccount:{tenant}:deployer")),
+        "{message}"
+    );
+    let roles = cluster.run("kubectl", &["get", "clusterroles", "-o", "name"]);
+    assert!(
+        !roles.contains(&format!("{tenant}-escalate")),
+        "no ClusterRole was made"
+    );
+}

@@ -28,7 +28,11 @@ pub const FIELD_MANAGER: &str = "capstan";
 /// Kubernetes access for one plugin call.
 #[derive(Clone)]
 pub struct KubeGrant {
+    /// The identity the plugin's calls run as (the operator's, or an impersonated service
+    /// account's).
     client: Client,
+    /// The operator's own client, for the host's bookkeeping (the release lock).
+    operator_client: Client,
     namespaces: Arc<BTreeSet<String>>,
     cluster_kinds: Arc<BTreeSet<String>>,
     field_manager: Arc<str>,
@@ -51,6 +55,7 @@ impl KubeGrant {
         cluster_kinds: impl IntoIterator<Item = String>,
     ) -> Self {
         KubeGrant {
+            operator_client: client.clone(),
             client,
             namespaces: Arc::new(namespaces.into_iter().collect()),
             cluster_kinds: Arc::new(cluster_kinds.into_iter().collect()),
@@ -73,10 +78,17 @@ impl KubeGrant {
         }
     }
 
+    /// The same grant, with every call of the plugin made through `client` (one acting as
+    /// a service account); the host's own bookkeeping keeps the operator's client.
+    pub fn acting_as(mut self, client: Client) -> KubeGrant {
+        self.client = client;
+        self
+    }
+
     /// The operator's client behind this grant (for the host's own bookkeeping, such as the
     /// release lock; never handed to the plugin).
     pub fn client(&self) -> &Client {
-        &self.client
+        &self.operator_client
     }
 
     async fn resource(&self, api_version: &str, kind: &str) -> Result<(ApiResource, bool), Error> {

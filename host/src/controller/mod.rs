@@ -5,6 +5,7 @@
 //! ConfigMaps and Secrets, and new artifacts, wake the releases concerned.
 
 pub mod backends;
+pub mod identity;
 pub mod leader;
 pub mod metrics;
 pub mod queue;
@@ -76,6 +77,8 @@ pub struct Context {
     pub options: ControllerOptions,
     /// Which HelmRelease manages which Helm release.
     pub claims: ReleaseClaims,
+    /// The identities releases act as.
+    pub identities: identity::Identities,
 }
 
 /// Which HelmRelease manages each Helm release (`namespace/name`): the first one to
@@ -149,18 +152,23 @@ impl Context {
         }
     }
 
-    /// Kubernetes access for one backend call on `release`: its namespace and the
-    /// configured cluster-scoped kinds.
-    pub fn grants_for(&self, release: &ReleaseId) -> Grants {
-        Grants {
-            kube: Some(KubeGrant::new(
-                self.client.clone(),
-                Arc::clone(&self.discovery),
-                [release.namespace.clone()],
-                self.cluster_kinds.iter().cloned(),
-            )),
-            ..Grants::default()
+    /// Kubernetes access for one backend call on `hr`'s `release`: its namespace and the
+    /// configured cluster-scoped kinds, as the release's service account when it has one
+    /// ([`identity`]).
+    pub fn grants_for(&self, hr: &HelmRelease, release: &ReleaseId) -> Result<Grants, String> {
+        let mut kube = KubeGrant::new(
+            self.client.clone(),
+            Arc::clone(&self.discovery),
+            [release.namespace.clone()],
+            self.cluster_kinds.iter().cloned(),
+        );
+        if let Some((_, client)) = self.identities.client_for(hr)? {
+            kube = kube.acting_as(client);
         }
+        Ok(Grants {
+            kube: Some(kube),
+            ..Grants::default()
+        })
     }
 }
 

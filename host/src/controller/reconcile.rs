@@ -466,7 +466,14 @@ async fn apply_inner(hr: &HelmRelease, ctx: &Context) -> Result<Next, ReconcileE
         writer.stalled("ReleaseConflict", &message);
         return finish(writer, Next::Requeue(ctx.options.resync)).await;
     }
-    let grants = ctx.grants_for(&release);
+    let grants = match ctx.grants_for(hr, &release) {
+        Ok(grants) => grants,
+        Err(message) => {
+            writer.ready(false, "IdentityError", &message);
+            writer.reconciling("IdentityError", "retrying");
+            return finish(writer, Next::Requeue(backoff(1))).await;
+        }
+    };
     let current = match backend.status(&release, grants.clone()).await {
         Ok(current) => current,
         Err(error) => {
@@ -565,7 +572,7 @@ async fn apply_inner(hr: &HelmRelease, ctx: &Context) -> Result<Next, ReconcileE
             ..options
         },
     };
-    let outcome = backend.sync(&request, grants).await;
+    let outcome = backend.sync(&request, grants.clone()).await;
     writer.now = now_rfc3339();
     if forced {
         writer.status.last_handled_force_at = force_at;
@@ -635,7 +642,7 @@ async fn apply_inner(hr: &HelmRelease, ctx: &Context) -> Result<Next, ReconcileE
             writer.ready(false, reason, &message);
             // What the release is now: a failed upgrade stays `failed` in its record, or
             // the backend rolled it back (rollback.enable) to a new deployed revision.
-            let now_deployed = match backend.status(&release, ctx.grants_for(&release)).await {
+            let now_deployed = match backend.status(&release, grants.clone()).await {
                 Ok(Some(info)) => {
                     writer.status.revision = Some(i64::from(info.revision));
                     writer.status.release_status = Some(status_text(info.status).into());
@@ -772,11 +779,9 @@ async fn uninstall(hr: &HelmRelease, ctx: &Context) -> Result<Next, ReconcileErr
         timeout_seconds: timeout_seconds(hr),
         disable_hooks: false,
     };
+    let grants = ctx.grants_for(hr, &release).map_err(failed)?;
     ctx.metrics.actions.inc();
-    match backend
-        .uninstall(&release, options, ctx.grants_for(&release))
-        .await
-    {
+    match backend.uninstall(&release, options, grants).await {
         Ok(removed) => {
             ctx.claims.release(&key);
             ctx.metrics.observe("uninstall", true, started.elapsed());

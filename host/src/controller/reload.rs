@@ -268,6 +268,9 @@ impl Reloader {
         if config.allow_cross_namespace_refs != self.applied.allow_cross_namespace_refs {
             what.push("`allowCrossNamespaceRefs`");
         }
+        if config.default_service_account != self.applied.default_service_account {
+            what.push("`defaultServiceAccount`");
+        }
         (!what.is_empty()).then(|| what.join(" and "))
     }
 
