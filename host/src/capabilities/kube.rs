@@ -87,7 +87,7 @@ impl KubeGrant {
 
     /// The operator's client behind this grant (for the host's own bookkeeping, such as the
     /// release lock; never handed to the plugin).
-    pub fn client(&self) -> &Client {
+    pub fn operator_client(&self) -> &Client {
         &self.operator_client
     }
 

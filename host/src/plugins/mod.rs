@@ -965,7 +965,7 @@ impl BackendPlugin {
         grants: &Grants,
         call: impl std::future::Future<Output = Result<T, CallError>>,
     ) -> Result<T, CallError> {
-        let Some(client) = grants.kube.as_ref().map(|k| k.client().clone()) else {
+        let Some(client) = grants.kube.as_ref().map(|k| k.operator_client().clone()) else {
             return call.await;
         };
         match crate::release_lock::with_release_lock(client, release, function, call).await {
