@@ -12,6 +12,7 @@ mod harness;
 mod helm4_getter;
 mod helmrelease;
 mod host_imports;
+mod hostile;
 mod kwok_and_helm;
 mod oci;
 mod operator;
@@ -84,6 +85,9 @@ const TESTS: &[(&str, TestFn)] = &[
         "a_release_acts_only_with_its_service_accounts_rights",
         |c| Box::pin(tenancy::a_release_acts_only_with_its_service_accounts_rights(c)),
     ),
+    ("hostile_charts_fail_alone_with_bounded_memory", |c| {
+        Box::pin(hostile::hostile_charts_fail_alone_with_bounded_memory(c))
+    }),
     (
         "a_source_kind_added_by_configuration_alone_is_ready_and_listed",
         |c| {

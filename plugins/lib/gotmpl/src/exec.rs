@@ -372,22 +372,27 @@ impl<'t> State<'t> {
         }
         let body_mark = self.vars.len();
         let context = || parse::pipe_string(pipe);
-        let items: Vec<(Value, Value)> = match &value {
-            Value::List(list) => list
-                .iter()
-                .enumerate()
-                .map(|(i, v)| (Value::Int(i as i64), v.clone()))
-                .collect(),
-            Value::Map(map) => map
-                .borrow()
-                .iter()
-                .map(|(k, v)| (Value::from(k.as_str()), v.clone()))
-                .collect(),
-            Value::Bytes(bytes) => bytes
-                .iter()
-                .enumerate()
-                .map(|(i, b)| (Value::Int(i as i64), Value::Int(i64::from(*b))))
-                .collect(),
+        // Items are produced one at a time: `range 100000000` must cost steps, not memory.
+        let (items, count): (Box<dyn Iterator<Item = (Value, Value)>>, usize) = match &value {
+            Value::List(list) => collected(
+                list.iter()
+                    .enumerate()
+                    .map(|(i, v)| (Value::Int(i as i64), v.clone()))
+                    .collect(),
+            ),
+            Value::Map(map) => collected(
+                map.borrow()
+                    .iter()
+                    .map(|(k, v)| (Value::from(k.as_str()), v.clone()))
+                    .collect(),
+            ),
+            Value::Bytes(bytes) => collected(
+                bytes
+                    .iter()
+                    .enumerate()
+                    .map(|(i, b)| (Value::Int(i as i64), Value::Int(i64::from(*b))))
+                    .collect(),
+            ),
             Value::Int(n) | Value::Int64(n) => {
                 if pipe.decl.len() > 1 {
                     return Err(self.error(
@@ -399,9 +404,13 @@ impl<'t> State<'t> {
                         ),
                     ));
                 }
-                let make = |i: i64| match value {
-                    Value::Int(_) => Value::Int(i),
-                    _ => Value::Int64(i),
+                let go_int = matches!(value, Value::Int(_));
+                let make = move |i: i64| {
+                    if go_int {
+                        Value::Int(i)
+                    } else {
+                        Value::Int64(i)
+                    }
                 };
                 let count = (*n).max(0);
                 if count as u64 > self.tmpl.limits.max_steps {
@@ -414,15 +423,20 @@ impl<'t> State<'t> {
                         ),
                     ));
                 }
-                (0..count).map(|i| (make(i), make(i))).collect()
+                (
+                    Box::new((0..count).map(move |i| (make(i), make(i)))),
+                    usize::try_from(count).unwrap_or(usize::MAX),
+                )
             }
-            Value::Nil => Vec::new(),
-            Value::Object(object) if object.entries().is_some() => object
-                .entries()
-                .unwrap_or_default()
-                .into_iter()
-                .map(|(k, v)| (Value::from(k), v))
-                .collect(),
+            Value::Nil => collected(Vec::new()),
+            Value::Object(object) if object.entries().is_some() => collected(
+                object
+                    .entries()
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|(k, v)| (Value::from(k), v))
+                    .collect(),
+            ),
             other => {
                 return Err(self.error(
                     pipe.pos,
@@ -431,7 +445,7 @@ impl<'t> State<'t> {
                 ));
             }
         };
-        if items.is_empty() {
+        if count == 0 {
             self.vars.truncate(mark);
             if let Some(else_list) = &branch.else_list {
                 let flow = self.walk_list(dot, else_list, out)?;
@@ -927,6 +941,12 @@ pub fn print_value(value: &Value) -> String {
     }
 }
 
+/// The items of a `range` over a collection, with their number.
+fn collected(items: Vec<(Value, Value)>) -> (Box<dyn Iterator<Item = (Value, Value)>>, usize) {
+    let count = items.len();
+    (Box::new(items.into_iter()), count)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1067,7 +1087,9 @@ mod tests {
         assert!(err.contains("exceeded maximum template depth"), "{err}");
         let mut t = Template::new(FuncMap::new());
         t.limits.max_output = 1000;
-        t.parse("t", "{{ range 100000 }}xxxxxxxxxx{{ end }}")
+        // A range over a large integer produces its items one at a time: it stops at the
+        // output limit instead of first building 10^8 items.
+        t.parse("t", "{{ range $i := 100000000 }}xxxxxxxxxx{{ end }}")
             .unwrap();
         let err = t.execute("t", Value::Nil).unwrap_err().to_string();
         assert!(
