@@ -44,6 +44,21 @@ pub enum LockError {
         /// The Lease's name.
         lease: String,
     },
+    /// The Lease was lost while the operation ran (taken over, or not renewed for as long
+    /// as it lasts): the operation was stopped at once, since another may now hold it.
+    #[error(
+        "the lock of release {namespace}/{name} (Lease {lease}) was lost while the operation ran ({why}); the operation was stopped"
+    )]
+    Lost {
+        /// Release namespace.
+        namespace: String,
+        /// Release name.
+        name: String,
+        /// The Lease's name.
+        lease: String,
+        /// Taken over, or how long renewals failed.
+        why: String,
+    },
     /// The Lease could not be read or written.
     #[error("cannot take the lock of release {namespace}/{name} (Lease {lease}): {source}")]
     Api {
@@ -75,7 +90,8 @@ fn holder_identity(operation: &str) -> String {
 }
 
 /// Run `operation` on `release` while holding its Lease; fails at once with
-/// [`LockError::Held`] when another live operation holds it.
+/// [`LockError::Held`] when another live operation holds it, and stops `work` with
+/// [`LockError::Lost`] when the Lease is lost while it runs.
 pub async fn with_release_lock<T>(
     client: Client,
     release: &ReleaseId,
@@ -116,19 +132,36 @@ pub async fn with_release_lock<T>(
         });
     }
     tracing::debug!(lease = %lease, holder = %identity, "release locked");
+    let lost = |why: String| LockError::Lost {
+        namespace: release.namespace.clone(),
+        name: release.name.clone(),
+        lease: lease.clone(),
+        why,
+    };
+    // Renewals are timed on this process's monotonic clock: the lock is given up when it
+    // could not be renewed for as long as the Lease lasts, whatever the clocks say.
+    let mut renewed = tokio::time::Instant::now();
     let mut work = std::pin::pin!(work);
     let output = loop {
         tokio::select! {
             output = &mut work => break output,
             _ = tokio::time::sleep(LOCK_DURATION / 3) => {
                 match election.try_acquire_or_renew().await {
-                    Ok(true) => {}
-                    Ok(false) => tracing::error!(
-                        lease = %lease,
-                        "the release lock was taken over while the operation runs"
-                    ),
+                    Ok(true) => renewed = tokio::time::Instant::now(),
+                    Ok(false) => {
+                        // Dropping `work` stops the plugin call where it stands; the record
+                        // it leaves `pending-*` is unlocked by the next operation.
+                        tracing::error!(lease = %lease, "the release lock was taken over; stopping the operation");
+                        return Err(lost("taken over by another operation".into()));
+                    }
                     Err(error) => {
-                        tracing::warn!(%error, lease = %lease, "cannot renew the release lock")
+                        tracing::warn!(%error, lease = %lease, "cannot renew the release lock");
+                        if renewed.elapsed() >= LOCK_DURATION {
+                            return Err(lost(format!(
+                                "not renewed for {}s: {error}",
+                                renewed.elapsed().as_secs()
+                            )));
+                        }
                     }
                 }
             }

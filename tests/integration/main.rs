@@ -89,6 +89,10 @@ const TESTS: &[(&str, TestFn)] = &[
         Box::pin(hostile::hostile_charts_fail_alone_with_bounded_memory(c))
     }),
     (
+        "an_operation_whose_release_lease_is_taken_over_stops",
+        |c| Box::pin(tenancy::an_operation_whose_release_lease_is_taken_over_stops(c)),
+    ),
+    (
         "a_source_kind_added_by_configuration_alone_is_ready_and_listed",
         |c| {
             Box::pin(

@@ -22,7 +22,7 @@ pub fn write(path: &Path, text: &str) {
 }
 
 /// A config with the `backend-helm3` plugin; `helm_driver` goes into its WASI env grant.
-fn write_config(dir: &Path, helm_driver: Option<&str>) -> PathBuf {
+pub(crate) fn write_config(dir: &Path, helm_driver: Option<&str>) -> PathBuf {
     let wasi = helm_driver
         .map(|driver| format!(", wasi: {{env: {{HELM_DRIVER: {driver}}}}}"))
         .unwrap_or_default();

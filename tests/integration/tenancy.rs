@@ -4,7 +4,7 @@
 //! failing uninstall does not hold its HelmRelease forever.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use capstan::api::HelmRelease;
 use k8s_openapi::api::core::v1::Secret;
@@ -376,5 +376,92 @@ pub async fn a_release_acts_only_with_its_service_accounts_rights(cluster: Arc<C
     assert!(
         !roles.contains(&format!("{tenant}-escalate")),
         "no ClusterRole was made"
+    );
+}
+
+/// Losing the release Lease stops the operation it guarded at once: a `capstan release
+/// sync --wait` whose Lease another holder takes over fails within one renewal period
+/// (10 s) naming the loss, instead of waiting out its 300 s timeout.
+pub async fn an_operation_whose_release_lease_is_taken_over_stops(cluster: Arc<Cluster>) {
+    use crate::release_helm3::write_config;
+    use crate::release_helm3_lifecycle::deployment;
+    let namespace = cluster.create_namespace("lease-lost").await;
+    let dir = tempfile::tempdir().unwrap();
+    let chart = dir.path().join("taken");
+    std::fs::create_dir_all(chart.join("templates")).unwrap();
+    std::fs::write(
+        chart.join("Chart.yaml"),
+        "apiVersion: v2\nname: taken\nversion: 0.1.0\n",
+    )
+    .unwrap();
+    // Never ready: the wait would last the whole timeout.
+    std::fs::write(
+        chart.join("templates/deployment.yaml"),
+        deployment("taken-web", false),
+    )
+    .unwrap();
+    let child =
+        std::process::Command::new(crate::harness::repo_root().join("target/debug/capstan"))
+            .env("KUBECONFIG", cluster.kubeconfig())
+            .env("CAPSTAN_CONFIG", write_config(dir.path(), None))
+            .args([
+                "release",
+                "sync",
+                "--name",
+                "taken",
+                "--namespace",
+                &namespace,
+            ])
+            .arg("--chart")
+            .arg(&chart)
+            .args(["--wait", "--timeout", "300", "--cache-dir"])
+            .arg(dir.path().join("cache"))
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+    let leases: Api<k8s_openapi::api::coordination::v1::Lease> =
+        Api::namespaced(cluster.client().await, &namespace);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while leases
+        .get_opt("capstan.release.taken")
+        .await
+        .unwrap()
+        .is_none()
+    {
+        assert!(Instant::now() < deadline, "the sync never took its Lease");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    cluster.run(
+        "kubectl",
+        &[
+            "patch",
+            "lease",
+            "capstan.release.taken",
+            "-n",
+            &namespace,
+            "--type",
+            "merge",
+            "-p",
+            r#"{"spec":{"holderIdentity":"another-operator"}}"#,
+        ],
+    );
+    let taken_at = Instant::now();
+    let out = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
+        .await
+        .unwrap();
+    let stopped_after = taken_at.elapsed();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "the sync went on");
+    assert!(
+        stderr.contains(&format!(
+            "the lock of release {namespace}/taken (Lease capstan.release.taken) was lost while the operation ran (taken over by another operation)"
+        )),
+        "{stderr}"
+    );
+    // Behaviour, not speed: stopped by the loss (one renewal period), not by the timeout.
+    assert!(
+        stopped_after < Duration::from_secs(120),
+        "stopped after {stopped_after:?}"
     );
 }
