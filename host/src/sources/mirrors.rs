@@ -47,9 +47,14 @@ impl fmt::Debug for GitCredentials {
     }
 }
 
-/// Why a mirror could not be fetched. Names the repository, never its credentials.
+/// Why a mirror could not be fetched. Names the repository, never its credentials: a
+/// `user:token@` in the URL (or echoed by git in the message) is left out when shown.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("fetching {url}: {message}")]
+#[error(
+    "fetching {}: {}",
+    super::redact_userinfo(url),
+    super::redact_userinfo(message)
+)]
 pub struct MirrorError {
     /// Repository URL.
     pub url: String,
@@ -276,6 +281,23 @@ impl MirrorStore {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn errors_never_show_credentials_embedded_in_the_url() {
+        let error = MirrorError {
+            url: "https://deploy:s3cret-token@git.example/org/repo.git".into(),
+            message: "remote error for https://deploy:s3cret-token@git.example/org/repo.git".into(),
+        };
+        let shown = error.to_string();
+        assert!(
+            !shown.contains("s3cret-token") && !shown.contains("deploy:"),
+            "{shown}"
+        );
+        assert!(
+            shown.starts_with("fetching https://git.example/org/repo.git: "),
+            "{shown}"
+        );
+    }
     use super::*;
     use crate::sources::SecretRef;
 
