@@ -1196,7 +1196,7 @@ async fn operate(
     let election = operator.leader_election.then(|| {
         let identity =
             std::env::var("POD_NAME").unwrap_or_else(|_| format!("capstan-{}", std::process::id()));
-        LeaderElection::new(
+        LeaderElection::observing(
             client.clone(),
             LeaseOptions {
                 namespace: operator.lease_namespace.clone(),

@@ -454,11 +454,15 @@ pub async fn deploy_manifests_and_chart_are_accepted_and_grant_what_the_operator
         "{cluster_kinds}"
     );
 
-    // For real: what the ServiceAccount may do.
+    // For real: what the ServiceAccount may do (the CRD too: `can-i` on a resource the
+    // server does not serve says no, and the test must not rely on an earlier one having
+    // installed it).
     output(
         cluster
             .command("kubectl")
             .args(["apply", "-f"])
+            .arg(&crds)
+            .arg("-f")
             .arg(&manifests),
     );
     check_rights(&cluster, SYSTEM_NAMESPACE, "capstan");

@@ -2,8 +2,16 @@
 //! acts only while it holds the Lease, renews it well before it expires, takes it over
 //! only once the holder let it expire, and stops acting as soon as a renewal fails for
 //! longer than the lease lasts.
+//!
+//! A long-lived election ([`LeaderElection::observing`], the operator's replicas) judges
+//! another holder's Lease expired as client-go does, without trusting clocks across hosts:
+//! only when the Lease's `resourceVersion` has not changed for the whole lease duration,
+//! timed on this process's monotonic clock. A one-shot election ([`LeaderElection::new`],
+//! a release lock taken by a short-lived `capstan release` process) cannot watch that long
+//! and compares the Lease's `renewTime` with this host's clock instead.
 
-use std::time::Duration;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
@@ -28,6 +36,26 @@ pub struct LeaseOptions {
 pub struct LeaderElection {
     api: Api<Lease>,
     options: LeaseOptions,
+    /// For an observing election: the other holder's Lease version last seen, and when it
+    /// was first seen (monotonic).
+    observed: Option<Mutex<Option<(String, Instant)>>>,
+}
+
+/// Whether another holder's Lease at `version` is expired by observation: the same version
+/// seen for at least `duration` since `observed` first recorded it. Records what it saw.
+fn expired_by_observation(
+    observed: &mut Option<(String, Instant)>,
+    version: &str,
+    now: Instant,
+    duration: Duration,
+) -> bool {
+    match observed {
+        Some((seen, since)) if seen == version => now.duration_since(*since) >= duration,
+        _ => {
+            *observed = Some((version.to_owned(), now));
+            false
+        }
+    }
 }
 
 fn expired(lease: &Lease, now: Timestamp) -> bool {
@@ -45,6 +73,16 @@ impl LeaderElection {
         LeaderElection {
             api: Api::namespaced(client, &options.namespace),
             options,
+            observed: None,
+        }
+    }
+
+    /// An election that judges another holder's Lease expired by watching its version
+    /// for the lease duration on the monotonic clock (for a process that keeps running).
+    pub fn observing(client: Client, options: LeaseOptions) -> Self {
+        LeaderElection {
+            observed: Some(Mutex::new(None)),
+            ..LeaderElection::new(client, options)
         }
     }
 
@@ -90,7 +128,7 @@ impl LeaderElection {
         let spec = if holder == self.options.identity {
             let acquired = lease.spec.as_ref().and_then(|s| s.acquire_time.clone());
             self.spec(now, acquired, transitions)
-        } else if holder.is_empty() || expired(&lease, now) {
+        } else if holder.is_empty() || self.holder_gone(&lease, now) {
             self.spec(now, None, transitions + 1)
         } else {
             return Ok(false);
@@ -106,6 +144,23 @@ impl LeaderElection {
             Err(kube::Error::Api(status)) if status.code == 409 => Ok(false),
             Err(error) => Err(error),
         }
+    }
+
+    /// Whether another holder's `lease` may be taken over.
+    fn holder_gone(&self, lease: &Lease, now: Timestamp) -> bool {
+        let Some(observed) = &self.observed else {
+            return expired(lease, now);
+        };
+        let duration = lease
+            .spec
+            .as_ref()
+            .and_then(|s| s.lease_duration_seconds)
+            .map_or(self.options.duration, |s| {
+                Duration::from_secs(u64::try_from(s).unwrap_or(0))
+            });
+        let version = lease.metadata.resource_version.clone().unwrap_or_default();
+        let mut observed = observed.lock().unwrap_or_else(|e| e.into_inner());
+        expired_by_observation(&mut observed, &version, Instant::now(), duration)
     }
 
     /// Wait until this replica holds the Lease (or `stop` is set: `false`).
@@ -147,5 +202,49 @@ impl LeaderElection {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn another_holder_expires_only_after_its_version_stood_still_for_the_duration() {
+        let duration = Duration::from_secs(15);
+        let start = Instant::now();
+        let mut observed = None;
+        // First sight of a Lease, however old its renewTime: not expired yet.
+        assert!(!expired_by_observation(
+            &mut observed,
+            "10",
+            start,
+            duration
+        ));
+        assert!(!expired_by_observation(
+            &mut observed,
+            "10",
+            start + Duration::from_secs(14),
+            duration
+        ));
+        // The holder renewed (new version): the wait starts again.
+        assert!(!expired_by_observation(
+            &mut observed,
+            "11",
+            start + Duration::from_secs(14),
+            duration
+        ));
+        assert!(!expired_by_observation(
+            &mut observed,
+            "11",
+            start + Duration::from_secs(28),
+            duration
+        ));
+        assert!(expired_by_observation(
+            &mut observed,
+            "11",
+            start + Duration::from_secs(29),
+            duration
+        ));
     }
 }
