@@ -13,6 +13,7 @@ pub mod json;
 pub mod lex;
 pub mod number;
 pub mod parse;
+pub mod strconv;
 pub mod value;
 
 #[cfg(test)]

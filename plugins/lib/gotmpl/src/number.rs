@@ -10,6 +10,7 @@
 
 use std::fmt;
 
+use crate::strconv::{go_parse_float, go_parse_int, go_parse_uint, underscore_ok};
 use crate::value::{Object, Value, format_float_g};
 
 /// How the lexer classified the constant.
@@ -199,104 +200,41 @@ fn split_complex(text: &str) -> Option<(f64, f64)> {
     ))
 }
 
-/// Go's `underscoreOK`: `_` only between digits, or between a base prefix and a digit.
-fn underscores_ok(text: &str) -> bool {
-    let s = text.strip_prefix(['+', '-']).unwrap_or(text).as_bytes();
-    // What came last: b'^' the start, b'0' a digit or base prefix, b'_', b'!' anything else.
-    let mut saw = b'^';
-    let mut i = 0;
-    let mut hex = false;
-    if s.len() >= 2 && s[0] == b'0' && matches!(s[1].to_ascii_lowercase(), b'b' | b'o' | b'x') {
-        i = 2;
-        saw = b'0';
-        hex = s[1].eq_ignore_ascii_case(&b'x');
+/// `text` without its `_` separators, when Go's `underscoreOK` allows them (`None` if not).
+fn without_underscores(text: &str) -> Option<String> {
+    if !text.contains('_') {
+        return Some(text.to_owned());
     }
-    for &c in &s[i..] {
-        if c.is_ascii_digit() || (hex && c.is_ascii_hexdigit()) {
-            saw = b'0';
-        } else if c == b'_' {
-            if saw != b'0' {
-                return false;
-            }
-            saw = b'_';
-        } else {
-            if saw == b'_' {
-                return false;
-            }
-            saw = b'!';
-        }
-    }
-    saw != b'_'
+    underscore_ok(text).then(|| text.replace('_', ""))
 }
 
-/// Go's `strconv.ParseUint(text, 0, 64)`: no sign; base from the prefix (`0x`, `0o`, `0b`,
-/// a leading `0` for octal); `_` only where [`underscores_ok`] allows.
+/// Go's `strconv.ParseUint(text, 0, 64)`.
 fn parse_uint(text: &str) -> Option<u64> {
-    let (radix, digits) = match text.as_bytes() {
-        [b'0', b'x' | b'X', ..] => (16, &text[2..]),
-        [b'0', b'o' | b'O', ..] => (8, &text[2..]),
-        [b'0', b'b' | b'B', ..] => (2, &text[2..]),
-        [b'0', _, ..] => (8, &text[1..]),
-        _ => (10, text),
-    };
-    if text.contains('_') && !underscores_ok(text) {
-        return None;
-    }
-    let digits: String = digits.chars().filter(|&c| c != '_').collect();
-    if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
-        return None;
-    }
-    u64::from_str_radix(&digits, radix).ok()
+    go_parse_uint(&without_underscores(text)?)
 }
 
-/// Go's `strconv.ParseInt(text, 0, 64)`: an optional sign, then [`parse_uint`].
+/// Go's `strconv.ParseInt(text, 0, 64)`.
 fn parse_int(text: &str) -> Option<i64> {
-    let (negative, magnitude) = match text.as_bytes().first() {
-        Some(b'-') => (true, &text[1..]),
-        Some(b'+') => (false, &text[1..]),
-        _ => (false, text),
-    };
-    if text.contains('_') && !underscores_ok(text) {
-        return None;
-    }
-    let magnitude = parse_uint(magnitude)?;
-    if negative {
-        0i64.checked_sub_unsigned(magnitude)
-    } else {
-        i64::try_from(magnitude).ok()
-    }
+    go_parse_int(&without_underscores(text)?)
 }
 
 /// Go's `strconv.ParseFloat(text, 64)` for the forms a template number can take: decimal
 /// (`1e9`, `.5`, `1_000.5`) and hexadecimal with a mandatory binary exponent (`0x1p-2`,
 /// `0x1.8p1`). Out of range (±Inf) is an error, as Go reports `ErrRange`.
 fn parse_float(text: &str) -> Option<f64> {
-    if text.contains('_') && !underscores_ok(text) {
-        return None;
-    }
-    let clean: String = text.chars().filter(|&c| c != '_').collect();
+    let clean = without_underscores(text)?;
     let (negative, unsigned) = match clean.as_bytes().first() {
         Some(b'-') => (true, &clean[1..]),
         Some(b'+') => (false, &clean[1..]),
         _ => (false, clean.as_str()),
     };
-    let magnitude = if let Some(hex) = unsigned
+    let Some(hex) = unsigned
         .strip_prefix("0x")
         .or_else(|| unsigned.strip_prefix("0X"))
-    {
-        parse_hex_float(hex)?
-    } else {
-        // Rust also reads `inf`, `nan` and `infinity`; Go's template lexer never makes them
-        // a number, and they are refused here all the same.
-        if unsigned.starts_with(['+', '-'])
-            || !unsigned
-                .bytes()
-                .all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'+' | b'-'))
-        {
-            return None;
-        }
-        unsigned.parse::<f64>().ok()?
+    else {
+        return go_parse_float(&clean);
     };
+    let magnitude = parse_hex_float(hex)?;
     magnitude
         .is_finite()
         .then_some(if negative { -magnitude } else { magnitude })
