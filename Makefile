@@ -60,18 +60,18 @@ helm-free-host:
 ## tools folder pointed at an empty one (target/no-tools), so a test here that starts
 ## `helm`, a control-plane binary or the registry fails at once on every machine, warm
 ## tools cache or not, instead of only on a fresh one; such a test belongs in `tool-test`.
-NO_TOOLS := CAPSTAN_TOOLS_DIR=$(CURDIR)/target/no-tools
+unit-test: export CAPSTAN_TOOLS_DIR = $(CURDIR)/target/no-tools
 unit-test: plugins python-plugins helm4-plugins helm-free-host
 	@rm -rf target/no-tools
-	$(NO_TOOLS) $(CARGO) test -p capstan --lib --bins
-	$(NO_TOOLS) $(CARGO) test -p capstan-plugin-sdk -p capstan-source-git -p capstan-source-helm-repo -p capstan-source-oci -p capstan-backend-helm3 --lib
-	$(NO_TOOLS) CAPSTAN_SNIPPETS_MIN_PERCENT=100 CAPSTAN_PARITY_MIN_PERCENT=97 \
+	$(CARGO) test -p capstan --lib --bins
+	$(CARGO) test -p capstan-plugin-sdk -p capstan-source-git -p capstan-source-helm-repo -p capstan-source-oci -p capstan-backend-helm3 --lib
+	CAPSTAN_SNIPPETS_MIN_PERCENT=100 CAPSTAN_PARITY_MIN_PERCENT=97 \
 		$(CARGO) test -p capstan-gotmpl -p capstan-sprig -p capstan-goyaml -p capstan-helm
-	$(NO_TOOLS) $(CARGO) test -p capstan --test plugin_runtime --test source_sync --test plugin_scaffold --test helm4_getter
-	$(NO_TOOLS) $(CARGO) test $(HELM4_GETTER)
-	$(NO_TOOLS) python3 -m pytest -q plugins/examples/python-url-source
+	$(CARGO) test -p capstan --test plugin_runtime --test source_sync --test plugin_scaffold --test helm4_getter
+	$(CARGO) test $(HELM4_GETTER)
+	python3 -m pytest -q plugins/examples/python-url-source
 	$(CARGO) build -p capstan
-	$(NO_TOOLS) $(CARGO) test -p capstan-integration-tests --test template_cli
+	$(CARGO) test -p capstan-integration-tests --test template_cli
 	@if [ -e target/no-tools ]; then echo "a unit test created target/no-tools: it needs the tools" >&2; exit 1; fi
 
 ## Component tests that need a built tool but no cluster: the real `helm` packages and

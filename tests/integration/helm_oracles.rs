@@ -102,11 +102,7 @@ fn capstan_template_matches_real_helm_on_every_oracle() {
                     case.name
                 ));
             }
-            let recorded = match (&case.output, &case.error) {
-                (Some(output), _) => Some(Ok(output.clone())),
-                (None, Some(error)) => Some(Err(error.clone())),
-                (None, None) => None,
-            };
+            let recorded = case.recorded();
             if write {
                 (case.output, case.error) = match by_helm {
                     Ok(output) => (Some(output), None),

@@ -13,10 +13,15 @@ use kube::api::PostParams;
 use crate::harness::Cluster;
 use crate::helmrelease::{Operator, condition, helm_release, install_crd, ready, wait_for};
 
-/// A git repository holding one chart folder per `(name, templates)`.
-fn charts_repository(dir: &std::path::Path, charts: &[(&str, &[(&str, &str)])]) -> String {
+/// A git repository `dir/<repository>` (branch `main`) holding one chart folder per
+/// `(name, templates)`, version 0.1.0; its `file://` URL.
+pub(crate) fn charts_repository(
+    dir: &std::path::Path,
+    repository: &str,
+    charts: &[(&str, &[(&str, &str)])],
+) -> String {
     use crate::git_support::git;
-    let repo = dir.join("hostile-repo");
+    let repo = dir.join(repository);
     for (name, templates) in charts {
         let chart = repo.join(name);
         std::fs::create_dir_all(chart.join("templates")).unwrap();
@@ -60,6 +65,7 @@ pub async fn hostile_charts_fail_alone_with_bounded_memory(cluster: Arc<Cluster>
         format!("{config_map}  a: {{{{ .Files.Get \"../../../../etc/passwd\" | quote }}}}\n");
     let url = charts_repository(
         dir.path(),
+        "hostile-repo",
         &[
             (
                 "recursive",

@@ -22,7 +22,7 @@ pub fn write(path: &Path, text: &str) {
 }
 
 /// A config with the `backend-helm3` plugin; `helm_driver` goes into its WASI env grant.
-pub(crate) fn write_config(dir: &Path, helm_driver: Option<&str>) -> PathBuf {
+fn write_config(dir: &Path, helm_driver: Option<&str>) -> PathBuf {
     let wasi = helm_driver
         .map(|driver| format!(", wasi: {{env: {{HELM_DRIVER: {driver}}}}}"))
         .unwrap_or_default();
@@ -48,22 +48,34 @@ pub fn capstan_with_driver(
     helm_driver: Option<&str>,
     args: &[&str],
 ) -> Output {
+    capstan_command(cluster, dir, helm_driver, args)
+        .output()
+        .unwrap()
+}
+
+/// The `capstan` command with `args` against the cluster, not started yet.
+pub fn capstan_command(
+    cluster: &Cluster,
+    dir: &Path,
+    helm_driver: Option<&str>,
+    args: &[&str],
+) -> std::process::Command {
     let binary = repo_root().join("target/debug/capstan");
     assert!(
         binary.is_file(),
         "{} is missing: build with `cargo build -p capstan`",
         binary.display()
     );
-    std::process::Command::new(binary)
+    let mut command = std::process::Command::new(binary);
+    command
         .env("KUBECONFIG", cluster.kubeconfig())
         .env("CAPSTAN_CONFIG", write_config(dir, helm_driver))
         .arg("--log-format")
         .arg("text")
         .args(args)
         .arg("--cache-dir")
-        .arg(dir.join("cache"))
-        .output()
-        .unwrap()
+        .arg(dir.join("cache"));
+    command
 }
 
 pub fn capstan_ok(cluster: &Cluster, dir: &Path, args: &[&str]) -> String {

@@ -17,7 +17,7 @@ use crate::release_helm3::{capstan, capstan_ok, helm_json, succeeded, write};
 /// A pod template no kwok node accepts: its pods stay pending forever.
 const UNSCHEDULABLE: &str = "      nodeSelector:\n        capstan.test/no-such-node: \"true\"\n";
 
-fn chart(dir: &Path, name: &str, files: &[(&str, &str)]) -> PathBuf {
+pub(crate) fn chart(dir: &Path, name: &str, files: &[(&str, &str)]) -> PathBuf {
     let chart = dir.join(name);
     write(
         &chart.join("Chart.yaml"),
@@ -700,7 +700,7 @@ pub async fn capstan_release_force_replaces_what_cannot_change_in_place(cluster:
 }
 
 /// `capstan release sync` of `chart` as release `name` in `namespace`, with `flags`.
-fn release_sync(
+pub(crate) fn release_sync(
     cluster: &Cluster,
     dir: &Path,
     name: &str,

@@ -104,23 +104,14 @@ pub async fn values_from_another_namespace_are_refused_unless_allowed(cluster: A
 /// a ConfigMap of the chart's name that someone else recreated (no Helm metadata) and a
 /// Service another release took over survive; the release's own objects are deleted.
 pub async fn uninstall_leaves_objects_that_are_not_the_releases(cluster: Arc<Cluster>) {
-    use crate::release_helm3::{capstan_ok, shop_chart};
+    use crate::release_helm3::{capstan_ok, shop_chart, succeeded};
+    use crate::release_helm3_lifecycle::release_sync;
     let namespace = cluster.create_namespace("owned").await;
     let dir = tempfile::tempdir().unwrap();
     let chart = shop_chart(dir.path());
-    let sync = [
-        "release",
-        "sync",
-        "--name",
-        "shop",
-        "--namespace",
-        &namespace,
-        "--chart",
-        chart.to_str().unwrap(),
-        "--set",
-        "extra=true",
-    ];
-    capstan_ok(&cluster, dir.path(), &sync);
+    let flags = ["--set", "extra=true"];
+    let out = release_sync(&cluster, dir.path(), "shop", &namespace, &chart, &flags);
+    succeeded(&["release", "sync"], out);
     // Someone replaces the settings ConfigMap with their own, and another release takes
     // the Service over.
     cluster.run(
@@ -247,26 +238,6 @@ pub async fn a_failing_uninstall_releases_the_finalizer_after_the_deadline(clust
     );
 }
 
-/// A chart in a git repository whose `templates/` are `files`.
-fn chart_in_git(dir: &std::path::Path, name: &str, files: &[(&str, &str)]) -> String {
-    use crate::git_support::git;
-    let repo = dir.join(format!("{name}-repo"));
-    let chart = repo.join("chart");
-    std::fs::create_dir_all(chart.join("templates")).unwrap();
-    std::fs::write(
-        chart.join("Chart.yaml"),
-        format!("apiVersion: v2\nname: {name}\nversion: 0.1.0\n"),
-    )
-    .unwrap();
-    for (file, text) in files {
-        std::fs::write(chart.join("templates").join(file), text).unwrap();
-    }
-    git(&repo, &["init", "-q", "-b", "main"]);
-    git(&repo, &["add", "-A"]);
-    git(&repo, &["commit", "-qm", name]);
-    format!("file://{}", repo.display())
-}
-
 /// Impersonation: a release naming `serviceAccountName` acts with that account's rights
 /// only. Account `deployer` may manage ConfigMaps and Secrets in its namespace and nothing
 /// else: a chart that also makes a ClusterRole fails with the API server's refusal naming
@@ -292,16 +263,21 @@ pub async fn a_release_acts_only_with_its_service_accounts_rights(cluster: Arc<C
     let cluster_role = format!(
         "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: {tenant}-escalate\nrules: []\n"
     );
-    let greedy = chart_in_git(
+    let url = crate::hostile::charts_repository(
         dir.path(),
-        "greedy",
-        &[("cm.yaml", config_map), ("clusterrole.yaml", &cluster_role)],
+        "charts-repo",
+        &[
+            (
+                "greedy",
+                &[("cm.yaml", config_map), ("clusterrole.yaml", &cluster_role)],
+            ),
+            ("modest", &[("cm.yaml", config_map)]),
+        ],
     );
-    let modest = chart_in_git(dir.path(), "modest", &[("cm.yaml", config_map)]);
     let client = cluster.client().await;
     let api: Api<HelmRelease> = Api::namespaced(client.clone(), &tenant);
-    let release = |name: &str, url: &str, account: Option<&str>| {
-        let mut spec = serde_json::json!({"chart": {"git": url, "ref": "main", "path": "chart"}});
+    let release = |name: &str, chart: &str, account: Option<&str>| {
+        let mut spec = serde_json::json!({"chart": {"git": url, "ref": "main", "path": chart}});
         if let Some(account) = account {
             spec["serviceAccountName"] = serde_json::json!(account);
         }
@@ -309,13 +285,13 @@ pub async fn a_release_acts_only_with_its_service_accounts_rights(cluster: Arc<C
     };
     api.create(
         &PostParams::default(),
-        &release("greedy", &greedy, Some("deployer")),
+        &release("greedy", "greedy", Some("deployer")),
     )
     .await
     .unwrap();
     api.create(
         &PostParams::default(),
-        &release("modest", &modest, Some("deployer")),
+        &release("modest", "modest", Some("deployer")),
     )
     .await
     .unwrap();
@@ -362,7 +338,7 @@ pub async fn a_release_acts_only_with_its_service_accounts_rights(cluster: Arc<C
         "{}defaultServiceAccount: deployer\n",
         Operator::config_with("")
     );
-    api.create(&PostParams::default(), &release("unnamed", &greedy, None))
+    api.create(&PostParams::default(), &release("unnamed", "greedy", None))
         .await
         .unwrap();
     let operator = Operator::start_with_config(&cluster, dir.path(), &config, &flags);
@@ -383,43 +359,31 @@ pub async fn a_release_acts_only_with_its_service_accounts_rights(cluster: Arc<C
 /// sync --wait` whose Lease another holder takes over fails within one renewal period
 /// (10 s) naming the loss, instead of waiting out its 300 s timeout.
 pub async fn an_operation_whose_release_lease_is_taken_over_stops(cluster: Arc<Cluster>) {
-    use crate::release_helm3::write_config;
-    use crate::release_helm3_lifecycle::deployment;
+    use crate::release_helm3::capstan_command;
+    use crate::release_helm3_lifecycle::{chart, deployment};
     let namespace = cluster.create_namespace("lease-lost").await;
     let dir = tempfile::tempdir().unwrap();
-    let chart = dir.path().join("taken");
-    std::fs::create_dir_all(chart.join("templates")).unwrap();
-    std::fs::write(
-        chart.join("Chart.yaml"),
-        "apiVersion: v2\nname: taken\nversion: 0.1.0\n",
-    )
-    .unwrap();
     // Never ready: the wait would last the whole timeout.
-    std::fs::write(
-        chart.join("templates/deployment.yaml"),
-        deployment("taken-web", false),
-    )
-    .unwrap();
-    let child =
-        std::process::Command::new(crate::harness::repo_root().join("target/debug/capstan"))
-            .env("KUBECONFIG", cluster.kubeconfig())
-            .env("CAPSTAN_CONFIG", write_config(dir.path(), None))
-            .args([
-                "release",
-                "sync",
-                "--name",
-                "taken",
-                "--namespace",
-                &namespace,
-            ])
-            .arg("--chart")
-            .arg(&chart)
-            .args(["--wait", "--timeout", "300", "--cache-dir"])
-            .arg(dir.path().join("cache"))
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
+    let web = deployment("taken-web", false);
+    let chart = chart(dir.path(), "taken", &[("templates/deployment.yaml", &web)]);
+    let sync = [
+        "release",
+        "sync",
+        "--name",
+        "taken",
+        "--namespace",
+        &namespace,
+        "--chart",
+        chart.to_str().unwrap(),
+        "--wait",
+        "--timeout",
+        "300",
+    ];
+    let child = capstan_command(&cluster, dir.path(), None, &sync)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
     let leases: Api<k8s_openapi::api::coordination::v1::Lease> =
         Api::namespaced(cluster.client().await, &namespace);
     let deadline = Instant::now() + Duration::from_secs(60);

@@ -97,6 +97,16 @@ pub fn write_cases(path: &Path, header: &str, cases: &[Case]) -> Result<(), Orac
 }
 
 impl Case {
+    /// What real Helm did, as recorded: its output, or its error message; `None` when the
+    /// case has no recording yet.
+    pub fn recorded(&self) -> Option<Result<String, String>> {
+        match (&self.output, &self.error) {
+            (Some(output), _) => Some(Ok(output.clone())),
+            (None, Some(error)) => Some(Err(error.clone())),
+            (None, None) => None,
+        }
+    }
+
     /// The chart's files, path → content.
     pub fn chart_files(&self) -> Vec<(String, String)> {
         match (&self.files, &self.template) {
