@@ -20,7 +20,7 @@ RUN --mount=type=cache,target=/usr/local/cargo/registry \
     make plugins CARGO="cargo --locked"; \
     mkdir -p /out/bin /out/plugins; \
     cp target/release/capstan /out/bin/; \
-    for p in source-git source-helm-repo source-oci backend-helm3 backend-helm2; do \
+    for p in source-git source-helm-repo source-oci backend-helm3 backend-helm2 compat-helm; do \
         cp "target/plugins/$p.wasm" /out/plugins/; \
     done
 

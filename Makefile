@@ -5,7 +5,7 @@ CARGO ?= cargo
 PLUGIN_TARGET := wasm32-wasip2
 PLUGIN_OUT := target/$(PLUGIN_TARGET)/plugin
 # Component file name (target/plugins/<name>.wasm) = crate name without its prefix.
-PRODUCT_PLUGINS := source-git source-helm-repo source-oci backend-helm3 backend-helm2
+PRODUCT_PLUGINS := source-git source-helm-repo source-oci backend-helm3 backend-helm2 compat-helm
 TEST_PLUGINS := spin-forever allocate-forever trap host-probe wrong-world future-major
 
 .PHONY: all build plugins python-plugins helm4-plugins helm-free-host fmt-check clippy unit-test tool-test oracles integration-test test test-fresh tools cluster-up cluster-down demo bench bench-render clean-cache
@@ -64,7 +64,7 @@ unit-test: export CAPSTAN_TOOLS_DIR = $(CURDIR)/target/no-tools
 unit-test: plugins python-plugins helm4-plugins helm-free-host
 	@rm -rf target/no-tools
 	$(CARGO) test -p capstan --lib --bins
-	$(CARGO) test -p capstan-plugin-sdk -p capstan-source-git -p capstan-source-helm-repo -p capstan-source-oci -p capstan-backend-helm3 --lib
+	$(CARGO) test -p capstan-plugin-sdk -p capstan-source-git -p capstan-source-helm-repo -p capstan-source-oci -p capstan-backend-helm3 -p capstan-compat-helm --lib
 	CAPSTAN_SNIPPETS_MIN_PERCENT=100 CAPSTAN_PARITY_MIN_PERCENT=97 \
 		$(CARGO) test -p capstan-gotmpl -p capstan-sprig -p capstan-goyaml -p capstan-helm
 	$(CARGO) test -p capstan --test plugin_runtime --test source_sync --test plugin_scaffold --test helm4_getter

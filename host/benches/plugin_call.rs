@@ -28,6 +28,7 @@ fn config(file: &str) -> PluginConfig {
         kinds: Vec::new(),
         allowed_hosts: None,
         storage_namespaces: Vec::new(),
+        compat_helm: None,
     }
 }
 
@@ -180,6 +181,7 @@ fn contract_versions(c: &mut Criterion) {
             kinds: vec!["git".into()],
             allowed_hosts: None,
             storage_namespaces: Vec::new(),
+            compat_helm: None,
             ..config("source-git.wasm")
         })
         .expect("load 0.1.1");
@@ -194,6 +196,98 @@ fn contract_versions(c: &mut Criterion) {
             b.to_async(&runtime).iter(|| async {
                 let revision = plugin.resolve(&request, grants()).await.expect("resolve");
                 std::hint::black_box(revision);
+            })
+        });
+    }
+    group.finish();
+}
+
+/// `template` of a small chart with two value layers through the current `backend-helm3`
+/// and through the 0.1.1 `backend-helm3` fixture, whose adapter first has `compat-helm`
+/// merge the layers (a second fresh instance per call): the ratio is what serving a 0.1
+/// backend costs.
+fn contract_backends(c: &mut Criterion) {
+    use capstan::plugins::bindings::backend::exports::capstan::plugin::backend::{
+        ChartFile, ChartInput, TemplateOptions, ValueLayer, ValuesDocument,
+    };
+    use capstan::plugins::bindings::types::ReleaseId;
+    use std::io::Read;
+
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("tokio");
+    let work = tempfile::tempdir().expect("tempdir");
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/backend-helm3-0.1.1.wasm.gz");
+    let mut bytes = Vec::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(&fixture).expect("fixture"))
+        .read_to_end(&mut bytes)
+        .expect("gunzip");
+    let old = work.path().join("backend-helm3-0.1.1.wasm");
+    std::fs::write(&old, bytes).expect("write");
+    let plugins_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/plugins");
+    let backend = |name: &str, path: &Path| PluginConfig {
+        name: name.into(),
+        world: PluginWorld::Backend,
+        path: path.to_owned(),
+        compat_helm: Some(plugins_dir.join("compat-helm.wasm")),
+        ..config("backend-helm3.wasm")
+    };
+    let mut plugins = PluginRuntime::new(work.path().join("compiled"), None).expect("runtime");
+    plugins
+        .load(&backend(
+            "helm3-0.2",
+            &plugins_dir.join("backend-helm3.wasm"),
+        ))
+        .expect("load 0.2");
+    plugins
+        .load(&backend("helm3-0.1.1", &old))
+        .expect("load 0.1.1");
+    let file = |path: &str, text: &str| ChartFile {
+        path: path.into(),
+        contents: text.as_bytes().to_vec(),
+    };
+    let chart = ChartInput::Folder(vec![
+        file(
+            "Chart.yaml",
+            "apiVersion: v2\nname: bench\nversion: 1.0.0\n",
+        ),
+        file("values.yaml", "replicas: 1\nimage: {tag: stable}\n"),
+        file(
+            "templates/cm.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}\ndata:\n  replicas: {{ .Values.replicas | quote }}\n  tag: {{ .Values.image.tag }}\n",
+        ),
+    ]);
+    let current = plugins.backend("helm3-0.2").expect("backend");
+    let artifact = runtime.block_on(current.package(&chart)).expect("package");
+    let layers = vec![
+        ValueLayer::Document(ValuesDocument {
+            origin: "spec.values".into(),
+            content: "replicas: 3\n".into(),
+            optional: false,
+        }),
+        ValueLayer::Set("image.tag=v2".into()),
+    ];
+    let release = ReleaseId {
+        name: "bench".into(),
+        namespace: "default".into(),
+    };
+    let options = TemplateOptions {
+        kube_version: None,
+        api_versions: Vec::new(),
+        is_upgrade: false,
+    };
+    let mut group = c.benchmark_group("contract");
+    for name in ["helm3-0.2", "helm3-0.1.1"] {
+        let plugin = plugins.backend(name).expect("plugin");
+        group.bench_function(format!("template_{name}"), |b| {
+            b.to_async(&runtime).iter(|| async {
+                let rendered = plugin
+                    .template(&release, &artifact, &layers, &options, Grants::default())
+                    .await
+                    .expect("template");
+                std::hint::black_box(rendered);
             })
         });
     }
@@ -266,5 +360,11 @@ fn helm4_getter(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, plugin_call, contract_versions, helm4_getter);
+criterion_group!(
+    benches,
+    plugin_call,
+    contract_versions,
+    contract_backends,
+    helm4_getter
+);
 criterion_main!(benches);

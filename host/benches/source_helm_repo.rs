@@ -125,6 +125,7 @@ fn source_helm_repo(c: &mut Criterion) {
                 kinds: Vec::new(),
                 allowed_hosts: None,
                 storage_namespaces: Vec::new(),
+                compat_helm: None,
             })
             .expect("load plugin");
     }

@@ -97,6 +97,7 @@ fn source_sync(c: &mut Criterion) {
             kinds: Vec::new(),
             allowed_hosts: None,
             storage_namespaces: Vec::new(),
+            compat_helm: None,
         })
         .expect("load source-git");
     let tokio = tokio::runtime::Builder::new_multi_thread()

@@ -146,6 +146,11 @@ pub struct PluginConfig {
     /// them.
     #[serde(default)]
     pub storage_namespaces: Vec<String>,
+    /// For a `capstan:plugin@0.1` backend: the `compat-helm` component that merges values
+    /// and packages charts for it, as the 0.1 host did. Default: `compat-helm.wasm` beside
+    /// the backend, then in the installed plugin folders.
+    #[serde(default)]
+    pub compat_helm: Option<PathBuf>,
 }
 
 /// Which backend serves which release.
@@ -265,6 +270,11 @@ impl Config {
         for plugin in &mut config.plugins {
             if plugin.path.is_relative() {
                 plugin.path = base.join(&plugin.path);
+            }
+            if let Some(compat) = plugin.compat_helm.as_mut()
+                && compat.is_relative()
+            {
+                *compat = base.join(&*compat);
             }
         }
         if let Some(dir) = &config.cache_dir

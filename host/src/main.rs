@@ -620,6 +620,7 @@ async fn print_declared_kinds(file: &std::path::Path) -> anyhow::Result<()> {
         kinds: Vec::new(),
         allowed_hosts: None,
         storage_namespaces: Vec::new(),
+        compat_helm: None,
     };
     let loaded = runtime.load(&entry)?;
     if plugins::helm4::metadata_file(file).is_some() {
@@ -732,6 +733,7 @@ async fn run_plugin(
         kinds: legacy_kinds,
         allowed_hosts: None,
         storage_namespaces: Vec::new(),
+        compat_helm: None,
     };
     runtime.load(&entry)?;
     let (catalog, failures) =

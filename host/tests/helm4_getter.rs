@@ -40,6 +40,7 @@ fn config(name: &str, path: PathBuf, allowed_hosts: Option<Vec<String>>) -> Plug
         kinds: Vec::new(),
         allowed_hosts,
         storage_namespaces: Vec::new(),
+        compat_helm: None,
     }
 }
 

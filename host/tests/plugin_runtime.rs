@@ -38,6 +38,7 @@ fn entry(name: &str, file: &str, world: PluginWorld, limits: PluginLimits) -> Pl
         kinds: Vec::new(),
         allowed_hosts: None,
         storage_namespaces: Vec::new(),
+        compat_helm: None,
     }
 }
 
@@ -286,6 +287,7 @@ fn files_that_are_not_components_are_refused_naming_the_file() {
             kinds: Vec::new(),
             allowed_hosts: None,
             storage_namespaces: Vec::new(),
+            compat_helm: None,
         };
         let error = runtime.load(&config).map(|_| ()).unwrap_err();
         assert!(matches!(error, LoadError::NotComponent { .. }), "{error}");
@@ -564,6 +566,7 @@ fn a_previous_contract_source_component_needs_its_kinds_named() {
         kinds: kinds.iter().map(|k| (*k).to_owned()).collect(),
         allowed_hosts: None,
         storage_namespaces: Vec::new(),
+        compat_helm: None,
     };
     let error = runtime.load(&config(&[])).map(|_| ()).unwrap_err();
     let text = error.to_string();
@@ -589,6 +592,164 @@ fn a_previous_contract_source_component_needs_its_kinds_named() {
         error
             .to_string()
             .contains("`kinds` is only for 0.1 source components"),
+        "{error}"
+    );
+}
+
+/// The 0.1.1 `backend-helm3` fixture (`tests/fixtures/README.md`), unpacked into `dir`.
+fn previous_backend_fixture(dir: &Path) -> PathBuf {
+    use std::io::Read;
+    let packed =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/backend-helm3-0.1.1.wasm.gz");
+    let mut bytes = Vec::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(&packed).unwrap())
+        .read_to_end(&mut bytes)
+        .unwrap();
+    let path = dir.join("backend-helm3-0.1.1.wasm");
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
+
+/// A small chart folder as `capstan template` hands it to a backend.
+fn shop_chart_input()
+-> capstan::plugins::bindings::backend::exports::capstan::plugin::backend::ChartInput {
+    use capstan::plugins::bindings::backend::exports::capstan::plugin::backend::{
+        ChartFile, ChartInput,
+    };
+    let file = |path: &str, text: &str| ChartFile {
+        path: path.into(),
+        contents: text.as_bytes().to_vec(),
+    };
+    ChartInput::Folder(vec![
+        file("Chart.yaml", "apiVersion: v2\nname: shop\nversion: 0.3.0\n"),
+        file(
+            "values.yaml",
+            "replicas: 1\nratio: 0.5\nimage: {repository: shop, tag: stable}\n",
+        ),
+        file(
+            "templates/deployment.yaml",
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Release.Name }}\nspec:\n  replicas: {{ .Values.replicas }}\n  template:\n    spec:\n      containers:\n        - name: shop\n          image: \"{{ .Values.image.repository }}:{{ .Values.image.tag }}\"\n          args: [{{ .Values.ratio | quote }}, {{ .Values.large | quote }}]\n",
+        ),
+        file(
+            "templates/NOTES.txt",
+            "{{ .Release.Name }} in {{ .Release.Namespace }}\n",
+        ),
+    ])
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_previous_contract_backend_serves_through_compat_helm_as_the_current_one_does() {
+    use capstan::plugins::bindings::backend::exports::capstan::plugin::backend::{
+        TemplateOptions, ValueLayer, ValuesDocument,
+    };
+    use capstan::plugins::bindings::types::ReleaseId;
+    let cache = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut runtime = runtime(cache.path());
+    let limits = PluginLimits {
+        memory_mib: 512,
+        timeout_ms: 30_000,
+    };
+    let old = PluginConfig {
+        path: previous_backend_fixture(dir.path()),
+        compat_helm: Some(plugin_file("compat-helm")),
+        ..entry("old-helm3", "backend-helm3", PluginWorld::Backend, limits)
+    };
+
+    // Without its compat-helm component a 0.1 backend is refused, naming what is missing.
+    let missing = PluginConfig {
+        compat_helm: Some(dir.path().join("no-such-compat-helm.wasm")),
+        ..old.clone()
+    };
+    let error = runtime.load(&missing).map(|_| ()).unwrap_err();
+    let text = error.to_string();
+    assert!(matches!(error, LoadError::Previous { .. }), "{text}");
+    assert!(text.contains("implements capstan:plugin@0.1.1"), "{text}");
+    assert!(text.contains("no-such-compat-helm.wasm"), "{text}");
+
+    let loaded = runtime.load(&old).unwrap();
+    assert_eq!(loaded.wit_version(), "0.1.1");
+    runtime
+        .load(&entry(
+            "helm3",
+            "backend-helm3",
+            PluginWorld::Backend,
+            limits,
+        ))
+        .unwrap();
+    let previous = runtime.backend("old-helm3").unwrap();
+    let current = runtime.backend("helm3").unwrap();
+
+    // 0.1 has no `package`: compat-helm packages, to the byte as the current backend does.
+    let chart = previous.package(&shop_chart_input()).await.unwrap();
+    let reference = current.package(&shop_chart_input()).await.unwrap();
+    assert_eq!(chart.metadata.name, "shop");
+    assert_eq!(chart.digest, reference.digest);
+
+    // 0.1 takes values merged: compat-helm merges the layers; the rendering must be the
+    // current backend's for every kind of layer.
+    let layers = vec![
+        ValueLayer::Document(ValuesDocument {
+            origin: "spec.values".into(),
+            content: "replicas: 3\nimage: {tag: v2}\n".into(),
+            optional: false,
+        }),
+        ValueLayer::Document(ValuesDocument {
+            origin: "valuesFrom[0] (ConfigMap ns/broken, key values.yaml)".into(),
+            content: "a: [".into(),
+            optional: true,
+        }),
+        ValueLayer::Set("large=1e6,ratio=0.25".into()),
+        ValueLayer::SetString("image.repository=registry.local/shop".into()),
+    ];
+    let release = ReleaseId {
+        name: "corner".into(),
+        namespace: "town".into(),
+    };
+    let options = TemplateOptions {
+        kube_version: None,
+        api_versions: Vec::new(),
+        is_upgrade: false,
+    };
+    let rendered = previous
+        .template(&release, &chart, &layers, &options, Grants::default())
+        .await
+        .unwrap();
+    let expected = current
+        .template(&release, &chart, &layers, &options, Grants::default())
+        .await
+        .unwrap();
+    assert_eq!(rendered.manifest, expected.manifest);
+    assert_eq!(rendered.notes, expected.notes);
+    assert!(
+        rendered.manifest.contains("replicas: 3"),
+        "{}",
+        rendered.manifest
+    );
+    assert!(
+        rendered.manifest.contains("registry.local/shop:v2"),
+        "{}",
+        rendered.manifest
+    );
+
+    // A bad layer fails the call with its origin named, before the 0.1 backend runs.
+    let bad = vec![ValueLayer::Document(ValuesDocument {
+        origin: "valuesFrom[2] (Secret ns/s, key values.yaml)".into(),
+        content: "a: [".into(),
+        optional: false,
+    })];
+    let error = previous
+        .template(&release, &chart, &bad, &options, Grants::default())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(error.cause, CallFailure::Returned { .. }),
+        "{error}"
+    );
+    assert!(
+        error
+            .to_string()
+            .contains("valuesFrom[2] (Secret ns/s, key values.yaml)"),
         "{error}"
     );
 }

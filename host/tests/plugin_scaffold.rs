@@ -50,6 +50,7 @@ fn load(file: &Path) -> PluginRuntime {
             kinds: Vec::new(),
             allowed_hosts: None,
             storage_namespaces: Vec::new(),
+            compat_helm: None,
         })
         .unwrap();
     runtime

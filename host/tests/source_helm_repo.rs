@@ -132,6 +132,7 @@ fn runtime(work: &Path) -> PluginRuntime {
                 kinds: Vec::new(),
                 allowed_hosts: None,
                 storage_namespaces: Vec::new(),
+                compat_helm: None,
             })
             .unwrap();
     }

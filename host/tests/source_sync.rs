@@ -91,6 +91,7 @@ async fn fixture_with_timeout(fetch_timeout: Duration) -> Fixture {
             kinds: Vec::new(),
             allowed_hosts: None,
             storage_namespaces: Vec::new(),
+            compat_helm: None,
         })
         .unwrap();
     let mut registry = prometheus_client::registry::Registry::default();
@@ -736,6 +737,7 @@ async fn a_previous_contract_component_serves_git_sources_through_the_adapter() 
             kinds: vec!["git".into()],
             allowed_hosts: None,
             storage_namespaces: Vec::new(),
+            compat_helm: None,
         })
         .unwrap();
     assert_eq!(loaded.wit_version(), "0.1.1");
@@ -800,6 +802,7 @@ async fn two_plugins_declaring_one_kind_are_refused_unless_the_configuration_pic
                 kinds: Vec::new(),
                 allowed_hosts: None,
                 storage_namespaces: Vec::new(),
+                compat_helm: None,
             })
             .unwrap();
     }

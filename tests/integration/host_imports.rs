@@ -77,6 +77,7 @@ pub async fn host_probe_exercises_every_host_import(cluster: Arc<Cluster>) {
             kinds: Vec::new(),
             allowed_hosts: None,
             storage_namespaces: Vec::new(),
+            compat_helm: None,
         })
         .unwrap();
 

@@ -5,6 +5,7 @@
 //! whatever the tests do: each test runs in its own task, a panic fails that test only,
 //! and teardown runs before the process exits. Pass a substring to run matching tests.
 
+mod backend_previous;
 mod deploy;
 #[path = "../support/git.rs"]
 mod git_support;
@@ -39,6 +40,14 @@ type TestFuture = Pin<Box<dyn Future<Output = ()> + Send>>;
 type TestFn = fn(Arc<Cluster>) -> TestFuture;
 
 const TESTS: &[(&str, TestFn)] = &[
+    (
+        "a_previous_contract_backend_installs_and_hands_over_to_the_current_one",
+        |c| {
+            Box::pin(
+                backend_previous::a_previous_contract_backend_installs_and_hands_over_to_the_current_one(c),
+            )
+        },
+    ),
     ("kwok_brings_deployment_pods_to_ready", |c| {
         Box::pin(kwok_and_helm::kwok_brings_deployment_pods_to_ready(c))
     }),

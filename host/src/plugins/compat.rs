@@ -6,8 +6,7 @@
 //! are those its configuration entry names (`kinds: [git]` or `[helm-repository]`, the two
 //! kinds 0.1's closed `source-spec` variant knew), and the adapter declares them with the
 //! capabilities the 0.1 host granted them. A request's JSON spec is turned into that
-//! variant. Backends of 0.1 are not adapted: 0.1 handed them merged values, which only a
-//! Helm-aware host could produce, so a 0.1 backend is refused at load naming the version.
+//! variant. Backends of 0.1 have their own adapter (`compat_backend`).
 
 use wasmtime::component::Resource;
 

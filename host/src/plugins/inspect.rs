@@ -9,8 +9,8 @@ use wasmtime::component::Component;
 use crate::config::PluginWorld;
 
 /// The `capstan:plugin` package versions this host supports: every `0.2.x` (current) and,
-/// through an adapter, `0.1.x` source components (N−1).
-pub const SUPPORTED_PACKAGE: &str = "capstan:plugin@0.2.x (and 0.1.x sources)";
+/// through an adapter, `0.1.x` components (N−1; `compat`, `compat_backend`).
+pub const SUPPORTED_PACKAGE: &str = "capstan:plugin@0.2.x (and 0.1.x through an adapter)";
 
 /// The versions of the current contract, as named in messages.
 pub const CURRENT_VERSIONS: &str = "0.2.x";
@@ -208,7 +208,7 @@ mod tests {
         let error = check_world(&future, PluginWorld::Backend).unwrap_err();
         assert_eq!(
             error.to_string(),
-            "it implements capstan:plugin@1.0.0; this host supports capstan:plugin@0.2.x (and 0.1.x sources)"
+            "it implements capstan:plugin@1.0.0; this host supports capstan:plugin@0.2.x (and 0.1.x through an adapter)"
         );
         assert!(!version_supported("1.1.0"));
         assert!(!version_supported("0.3.0"));

@@ -83,6 +83,7 @@ pub fn backend(name: &str, search: &[PathBuf]) -> Result<PluginConfig, NotInstal
             kinds: Vec::new(),
             allowed_hosts: None,
             storage_namespaces: Vec::new(),
+            compat_helm: None,
         })
         .ok_or_else(|| NotInstalled {
             file,

@@ -6,6 +6,7 @@ pub mod bindings;
 pub mod cache;
 pub mod call;
 pub mod compat;
+pub mod compat_backend;
 pub mod helm4;
 pub mod inspect;
 pub mod installed;
@@ -142,6 +143,8 @@ enum Pre {
     /// A `capstan:plugin@0.1` source component, with the kinds its configuration names.
     SourceV0_1(compat::v0_1::SourcePluginPre<CallState>, Vec<String>),
     Backend(BackendPluginPre<CallState>),
+    /// A `capstan:plugin@0.1` backend component, with the component doing its Helm work.
+    BackendV0_1(compat_backend::V0_1Backend),
     /// A Helm 4 `getter/v1` plugin on the `extism/v1` runtime.
     Helm4(Arc<helm4::Helm4Plugin>),
 }
@@ -289,6 +292,16 @@ fn linker(engine: &Engine) -> Result<Linker<CallState>, RuntimeError> {
         |s| s,
     )
     .map_err(failed)?;
+    compat_backend::v0_1::capstan::plugin::kube::add_to_linker::<CallState, HasSelf<CallState>>(
+        &mut linker,
+        |s| s,
+    )
+    .map_err(failed)?;
+    compat_backend::v0_1::capstan::plugin::crypto::add_to_linker::<CallState, HasSelf<CallState>>(
+        &mut linker,
+        |s| s,
+    )
+    .map_err(failed)?;
     Ok(linker)
 }
 
@@ -428,10 +441,15 @@ impl PluginRuntime {
                     config.kinds.clone(),
                 )
             }
-            (PluginWorld::Backend, Some(inspect::Contract::Previous)) => {
-                return Err(previous(
-                    "0.1 backends took values merged by the host, which no longer knows any values format; rebuild the backend against capstan:plugin@0.2".into(),
-                ));
+            (PluginWorld::Backend, Some(inspect::Contract::Previous))
+                if config.kinds.is_empty() =>
+            {
+                let services = self.prepare_helm_services(config).map_err(previous)?;
+                Pre::BackendV0_1(compat_backend::V0_1Backend {
+                    backend: compat_backend::v0_1::BackendPluginPre::new(instance_pre)
+                        .map_err(link_error)?,
+                    services,
+                })
             }
             (_, _) if !config.kinds.is_empty() => {
                 return Err(previous(
@@ -457,6 +475,45 @@ impl PluginRuntime {
         Ok(plugin)
     }
 
+    /// The `compat-helm` component a 0.1 backend needs (see [`compat_backend`]), compiled
+    /// through the cache; `Err` says what is missing or broken.
+    fn prepare_helm_services(
+        &self,
+        config: &PluginConfig,
+    ) -> Result<compat_backend::helm_services::HelmServicesProviderPre<CallState>, String> {
+        let installed = installed::search_path(
+            std::env::current_exe().ok().as_deref(),
+            std::env::var(installed::PLUGINS_DIR_ENV).ok().as_deref(),
+        );
+        let path = compat_backend::helm_services_path(
+            config.compat_helm.as_deref(),
+            &config.path,
+            &installed,
+        )
+        .map_err(|searched| {
+            format!(
+                "a 0.1 backend takes values merged and charts packaged by the `compat-helm` component, and none was found (searched {}); set the plugin's `compatHelm` or run `make plugins`",
+                searched
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        })?;
+        let broken = |e: String| format!("its `compat-helm` component {}: {e}", path.display());
+        let bytes = std::fs::read(&path).map_err(|e| broken(e.to_string()))?;
+        let (component, _) = self
+            .cache
+            .load(&self.engine, &bytes)
+            .map_err(|e| broken(e.to_string()))?;
+        let pre = self
+            .linker
+            .instantiate_pre(&component)
+            .map_err(|e| broken(format!("{e:#}")))?;
+        compat_backend::helm_services::HelmServicesProviderPre::new(pre)
+            .map_err(|e| broken(format!("{e:#}")))
+    }
+
     /// Make a prepared plugin available under its name, replacing the plugin of that name;
     /// handles to the replaced one keep working until dropped.
     pub fn install(&mut self, plugin: Arc<LoadedPlugin>) {
@@ -473,7 +530,11 @@ impl PluginRuntime {
         let handle = self.handle_for(plugin);
         match &plugin.pre {
             Pre::Backend(pre) => Ok(BackendPlugin {
-                pre: pre.clone(),
+                pre: BackendPre::Current(pre.clone()),
+                handle,
+            }),
+            Pre::BackendV0_1(pre) => Ok(BackendPlugin {
+                pre: BackendPre::V0_1(pre.clone()),
                 handle,
             }),
             _ => Err(LookupError::WrongWorld {
@@ -563,7 +624,7 @@ impl PluginRuntime {
             Pre::Source(pre) => SourcePre::Current(pre.clone()),
             Pre::SourceV0_1(pre, kinds) => SourcePre::V0_1(pre.clone(), kinds.clone()),
             Pre::Helm4(helm4) => SourcePre::Helm4(Arc::clone(helm4)),
-            Pre::Backend(_) => {
+            Pre::Backend(_) | Pre::BackendV0_1(_) => {
                 return Err(LookupError::WrongWorld {
                     name: plugin.name().to_owned(),
                     actual: PluginWorld::Backend,
@@ -654,14 +715,20 @@ enum SourcePre {
 
 /// Calls into one backend plugin. Each call runs in a fresh instance.
 pub struct BackendPlugin {
-    pre: BackendPluginPre<CallState>,
+    pre: BackendPre,
     handle: Handle,
+}
+
+/// A backend component of the current contract, or of the previous one with its adapter.
+enum BackendPre {
+    Current(BackendPluginPre<CallState>),
+    V0_1(compat_backend::V0_1Backend),
 }
 
 /// One call: a fresh store, a fresh instance from the plugin's `InstancePre`, the export
 /// invoked, all under the call's guard (deadline, memory limit, error reporting).
 macro_rules! plugin_call {
-    ($self:ident, $function:literal, $grants:ident, |$bindings:ident, $store:ident| $invoke:expr) => {
+    ($self:ident, $function:expr, $grants:ident, |$bindings:ident, $store:ident| $invoke:expr) => {
         plugin_call!(
             $self.handle,
             $self.pre,
@@ -670,7 +737,7 @@ macro_rules! plugin_call {
             |$bindings, $store| $invoke
         )
     };
-    ($handle:expr, $pre:expr, $function:literal, $grants:ident, |$bindings:ident, $store:ident| $invoke:expr) => {{
+    ($handle:expr, $pre:expr, $function:expr, $grants:ident, |$bindings:ident, $store:ident| $invoke:expr) => {{
         let pre = $pre.clone();
         let (mut $store, guard) = $handle.start($function, $grants);
         guard
@@ -978,6 +1045,30 @@ impl BackendPlugin {
         }
     }
 
+    /// The user's values merged into 0.1's single JSON object by the `compat-helm`
+    /// component, run under this backend's limits with no capability.
+    async fn merged_values(
+        &self,
+        adapter: &compat_backend::V0_1Backend,
+        function: &'static str,
+        values: &[ValueLayer],
+    ) -> Result<String, CallError> {
+        let layers: Vec<_> = values.iter().map(compat_backend::layer).collect();
+        let grants = Grants::default();
+        plugin_call!(
+            self.handle,
+            adapter.services,
+            function,
+            grants,
+            |b, store| async {
+                b.capstan_compat_helm_services()
+                    .call_merge_values(&mut store, &layers)
+                    .await
+                    .map(|r| r.map_err(compat_backend::services_error))
+            }
+        )
+    }
+
     /// `backend.sync`, holding the release's lock.
     pub async fn sync(
         &self,
@@ -987,9 +1078,29 @@ impl BackendPlugin {
         let grants = self.with_storage(grants);
         let lock_grants = grants.clone();
         let call = async move {
-            plugin_call!(self, "sync", grants, |b, store| b
-                .capstan_plugin_backend()
-                .call_sync(&mut store, request))
+            match &self.pre {
+                BackendPre::Current(pre) => {
+                    plugin_call!(self.handle, pre, "sync", grants, |b, store| b
+                        .capstan_plugin_backend()
+                        .call_sync(&mut store, request))
+                }
+                BackendPre::V0_1(adapter) => {
+                    let values = self.merged_values(adapter, "sync", &request.values).await?;
+                    let old = compat_backend::sync_request(request, values);
+                    plugin_call!(
+                        self.handle,
+                        adapter.backend,
+                        "sync",
+                        grants,
+                        |b, store| async {
+                            b.capstan_plugin_backend()
+                                .call_sync(&mut store, &old)
+                                .await
+                                .map(|r| r.map(compat_backend::sync_outcome))
+                        }
+                    )
+                }
+            }
         };
         self.exclusive("sync", &request.release, &lock_grants, call)
             .await
@@ -1005,9 +1116,25 @@ impl BackendPlugin {
         let grants = self.with_storage(grants);
         let lock_grants = grants.clone();
         let call = async move {
-            plugin_call!(self, "uninstall", grants, |b, store| b
-                .capstan_plugin_backend()
-                .call_uninstall(&mut store, release, options))
+            match &self.pre {
+                BackendPre::Current(pre) => {
+                    plugin_call!(self.handle, pre, "uninstall", grants, |b, store| b
+                        .capstan_plugin_backend()
+                        .call_uninstall(&mut store, release, options))
+                }
+                BackendPre::V0_1(adapter) => {
+                    let old = compat_backend::uninstall_options(&options);
+                    plugin_call!(
+                        self.handle,
+                        adapter.backend,
+                        "uninstall",
+                        grants,
+                        |b, store| b
+                            .capstan_plugin_backend()
+                            .call_uninstall(&mut store, release, old)
+                    )
+                }
+            }
         };
         self.exclusive("uninstall", release, &lock_grants, call)
             .await
@@ -1020,9 +1147,22 @@ impl BackendPlugin {
         grants: Grants,
     ) -> Result<Option<ReleaseInfo>, CallError> {
         let grants = self.with_storage(grants);
-        plugin_call!(self, "status", grants, |b, store| b
-            .capstan_plugin_backend()
-            .call_status(&mut store, release))
+        match &self.pre {
+            BackendPre::Current(pre) => {
+                plugin_call!(self.handle, pre, "status", grants, |b, store| b
+                    .capstan_plugin_backend()
+                    .call_status(&mut store, release))
+            }
+            BackendPre::V0_1(adapter) => {
+                plugin_call!(
+                    self.handle,
+                    adapter.backend,
+                    "status",
+                    grants,
+                    |b, store| b.capstan_plugin_backend().call_status(&mut store, release)
+                )
+            }
+        }
     }
 
     /// `backend.history`.
@@ -1033,9 +1173,24 @@ impl BackendPlugin {
         grants: Grants,
     ) -> Result<Vec<ReleaseInfo>, CallError> {
         let grants = self.with_storage(grants);
-        plugin_call!(self, "history", grants, |b, store| b
-            .capstan_plugin_backend()
-            .call_history(&mut store, release, max))
+        match &self.pre {
+            BackendPre::Current(pre) => {
+                plugin_call!(self.handle, pre, "history", grants, |b, store| b
+                    .capstan_plugin_backend()
+                    .call_history(&mut store, release, max))
+            }
+            BackendPre::V0_1(adapter) => {
+                plugin_call!(
+                    self.handle,
+                    adapter.backend,
+                    "history",
+                    grants,
+                    |b, store| b
+                        .capstan_plugin_backend()
+                        .call_history(&mut store, release, max)
+                )
+            }
+        }
     }
 
     /// `backend.rollback`, holding the release's lock.
@@ -1049,9 +1204,25 @@ impl BackendPlugin {
         let grants = self.with_storage(grants);
         let lock_grants = grants.clone();
         let call = async move {
-            plugin_call!(self, "rollback", grants, |b, store| b
-                .capstan_plugin_backend()
-                .call_rollback(&mut store, release, revision, options))
+            match &self.pre {
+                BackendPre::Current(pre) => {
+                    plugin_call!(self.handle, pre, "rollback", grants, |b, store| b
+                        .capstan_plugin_backend()
+                        .call_rollback(&mut store, release, revision, options))
+                }
+                BackendPre::V0_1(adapter) => {
+                    let old = compat_backend::sync_options(options);
+                    plugin_call!(
+                        self.handle,
+                        adapter.backend,
+                        "rollback",
+                        grants,
+                        |b, store| b
+                            .capstan_plugin_backend()
+                            .call_rollback(&mut store, release, revision, &old)
+                    )
+                }
+            }
         };
         self.exclusive("rollback", release, &lock_grants, call)
             .await
@@ -1060,18 +1231,60 @@ impl BackendPlugin {
     /// `backend.plan`.
     pub async fn plan(&self, request: &SyncRequest, grants: Grants) -> Result<SyncPlan, CallError> {
         let grants = self.with_storage(grants);
-        plugin_call!(self, "plan", grants, |b, store| b
-            .capstan_plugin_backend()
-            .call_plan(&mut store, request))
+        match &self.pre {
+            BackendPre::Current(pre) => {
+                plugin_call!(self.handle, pre, "plan", grants, |b, store| b
+                    .capstan_plugin_backend()
+                    .call_plan(&mut store, request))
+            }
+            BackendPre::V0_1(adapter) => {
+                let values = self.merged_values(adapter, "plan", &request.values).await?;
+                let old = compat_backend::sync_request(request, values);
+                plugin_call!(
+                    self.handle,
+                    adapter.backend,
+                    "plan",
+                    grants,
+                    |b, store| async {
+                        b.capstan_plugin_backend()
+                            .call_plan(&mut store, &old)
+                            .await
+                            .map(|r| r.map(compat_backend::sync_plan))
+                    }
+                )
+            }
+        }
     }
 
     /// `backend.package`: turn a chart folder or archive into an artifact, by the backend's
-    /// engine's rules.
+    /// engine's rules (for a 0.1 backend, which has no `package`, by `compat-helm`).
     pub async fn package(&self, chart: &ChartInput) -> Result<ChartArtifact, CallError> {
         let grants = Grants::default();
-        plugin_call!(self, "package", grants, |b, store| b
-            .capstan_plugin_backend()
-            .call_package(&mut store, chart))
+        match &self.pre {
+            BackendPre::Current(pre) => {
+                plugin_call!(self.handle, pre, "package", grants, |b, store| b
+                    .capstan_plugin_backend()
+                    .call_package(&mut store, chart))
+            }
+            BackendPre::V0_1(adapter) => {
+                let input = compat_backend::chart_input(chart);
+                plugin_call!(
+                    self.handle,
+                    adapter.services,
+                    "package",
+                    grants,
+                    |b, store| async {
+                        b.capstan_compat_helm_services()
+                            .call_package(&mut store, &input)
+                            .await
+                            .map(|r| {
+                                r.map(compat_backend::artifact)
+                                    .map_err(compat_backend::services_error)
+                            })
+                    }
+                )
+            }
+        }
     }
 
     /// `backend.template`.
@@ -1083,8 +1296,28 @@ impl BackendPlugin {
         options: &TemplateOptions,
         grants: Grants,
     ) -> Result<Rendered, CallError> {
-        plugin_call!(self, "template", grants, |b, store| b
-            .capstan_plugin_backend()
-            .call_template(&mut store, release, chart, values, options))
+        match &self.pre {
+            BackendPre::Current(pre) => {
+                plugin_call!(self.handle, pre, "template", grants, |b, store| b
+                    .capstan_plugin_backend()
+                    .call_template(&mut store, release, chart, values, options))
+            }
+            BackendPre::V0_1(adapter) => {
+                let values = self.merged_values(adapter, "template", values).await?;
+                let old = compat_backend::template_options(options);
+                plugin_call!(
+                    self.handle,
+                    adapter.backend,
+                    "template",
+                    grants,
+                    |b, store| async {
+                        b.capstan_plugin_backend()
+                            .call_template(&mut store, release, chart, &values, &old)
+                            .await
+                            .map(|r| r.map(compat_backend::rendered))
+                    }
+                )
+            }
+        }
     }
 }
