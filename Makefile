@@ -8,7 +8,7 @@ PLUGIN_OUT := target/$(PLUGIN_TARGET)/plugin
 PRODUCT_PLUGINS := source-git source-helm-repo source-oci backend-helm3 backend-helm2 compat-helm
 TEST_PLUGINS := spin-forever allocate-forever trap host-probe wrong-world future-major
 
-.PHONY: all build plugins python-plugins helm4-plugins helm-free-host fmt-check clippy unit-test tool-test oracles integration-test test test-fresh tools cluster-up cluster-down demo bench bench-render clean-cache
+.PHONY: supply-chain fuzz fuzz-smoke all build plugins python-plugins helm4-plugins helm-free-host fmt-check clippy unit-test tool-test oracles integration-test test test-fresh tools cluster-up cluster-down demo bench bench-render clean-cache
 
 all: build plugins
 
@@ -108,7 +108,19 @@ integration-test: plugins python-plugins helm4-plugins tools
 	$(CARGO) build -p capstan
 	$(CARGO) test -p capstan-integration-tests --test cluster -- --test-threads=1
 
-test: fmt-check clippy unit-test tool-test integration-test
+## cargo-deny (deny.toml): RustSec advisories, licenses, bans, sources.
+supply-chain:
+	scripts/supply-chain
+
+## The fuzz campaign: every target of fuzz/ for 10 minutes (scripts/fuzz; nightly).
+fuzz:
+	CAPSTAN_FUZZ_MINIMIZE=1 scripts/fuzz 600
+
+## A short run of every fuzz target over the committed corpora (part of `make test`).
+fuzz-smoke:
+	scripts/fuzz 15
+
+test: fmt-check clippy supply-chain unit-test fuzz-smoke tool-test integration-test
 
 ## The whole of `make test` as a fresh machine runs it: a fresh clone of HEAD, with the tools
 ## cache pointed at an empty folder (so every tool is built) and a cold target/. Run it

@@ -23,7 +23,7 @@ pub enum ConfigError {
         /// The config file.
         path: PathBuf,
         /// The parse error, with line and column.
-        cause: serde_yaml::Error,
+        cause: serde_yaml_ng::Error,
     },
     /// The file parsed but says something inconsistent.
     #[error("invalid config file {path}: {message}")]
@@ -263,7 +263,7 @@ impl Config {
     /// Parse and validate config text; `origin` names it in errors.
     pub fn parse(text: &str, origin: &Path, base: &Path) -> Result<Config, ConfigError> {
         let mut config: Config =
-            serde_yaml::from_str(text).map_err(|cause| ConfigError::Parse {
+            serde_yaml_ng::from_str(text).map_err(|cause| ConfigError::Parse {
                 path: origin.to_owned(),
                 cause,
             })?;
@@ -478,12 +478,13 @@ mod tests {
     /// the image, and names the plugins `capstan run` looks for by default.
     #[test]
     fn deploy_configs_are_valid() {
-        let manifest: serde_yaml::Value =
-            serde_yaml::from_str(include_str!("../../deploy/manifests/30-config.yaml")).unwrap();
+        let manifest: serde_yaml_ng::Value =
+            serde_yaml_ng::from_str(include_str!("../../deploy/manifests/30-config.yaml")).unwrap();
         let text = manifest["data"]["capstan.yaml"].as_str().unwrap();
-        let values: serde_yaml::Value =
-            serde_yaml::from_str(include_str!("../../deploy/chart/capstan/values.yaml")).unwrap();
-        let chart_text = serde_yaml::to_string(&values["config"]).unwrap();
+        let values: serde_yaml_ng::Value =
+            serde_yaml_ng::from_str(include_str!("../../deploy/chart/capstan/values.yaml"))
+                .unwrap();
+        let chart_text = serde_yaml_ng::to_string(&values["config"]).unwrap();
         for (origin, text) in [("manifest", text), ("chart", chart_text.as_str())] {
             let config = Config::parse(text, Path::new(origin), Path::new("/etc/capstan"))
                 .unwrap_or_else(|e| panic!("{origin}: {e}"));

@@ -4,7 +4,7 @@
 //! silently.
 
 use serde::Deserialize;
-use serde_yaml::{Mapping, Value};
+use serde_yaml_ng::{Mapping, Value};
 
 use crate::api::HelmRelease;
 
@@ -53,7 +53,7 @@ const KEPT: [&str; 15] = [
 /// Convert every document of a YAML stream.
 pub fn convert(text: &str) -> Result<Vec<Converted>, ConvertError> {
     let mut out = Vec::new();
-    for (position, document) in serde_yaml::Deserializer::from_str(text).enumerate() {
+    for (position, document) in serde_yaml_ng::Deserializer::from_str(text).enumerate() {
         let index = position + 1;
         let value = Value::deserialize(document).map_err(|e| ConvertError {
             index,
@@ -159,7 +159,7 @@ fn convert_one(index: usize, value: &Value) -> Result<Converted, ConvertError> {
     document.insert("kind".into(), "HelmRelease".into());
     document.insert("metadata".into(), Value::Mapping(kept_metadata));
     document.insert("spec".into(), Value::Mapping(spec));
-    let release: HelmRelease = serde_yaml::from_value(Value::Mapping(document))
+    let release: HelmRelease = serde_yaml_ng::from_value(Value::Mapping(document))
         .map_err(|e| error("spec", e.to_string()))?;
     Ok(Converted { release, notes })
 }

@@ -537,7 +537,7 @@ fn convert(file: &std::path::Path) -> anyhow::Result<()> {
         if i > 0 {
             println!("---");
         }
-        print!("{}", serde_yaml::to_string(&document.release)?);
+        print!("{}", serde_yaml_ng::to_string(&document.release)?);
     }
     Ok(())
 }

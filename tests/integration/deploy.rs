@@ -113,10 +113,10 @@ fn assert_flags_exist(origin: &str, yaml: &str, help: &str) {
 }
 
 /// Every object of a YAML stream, by `Kind/name`.
-fn objects(yaml: &str) -> std::collections::BTreeMap<String, serde_yaml::Value> {
+fn objects(yaml: &str) -> std::collections::BTreeMap<String, serde_yaml_ng::Value> {
     use serde::Deserialize;
-    serde_yaml::Deserializer::from_str(yaml)
-        .map(|doc| serde_yaml::Value::deserialize(doc).unwrap())
+    serde_yaml_ng::Deserializer::from_str(yaml)
+        .map(|doc| serde_yaml_ng::Value::deserialize(doc).unwrap())
         .filter(|doc| !doc.is_null())
         .map(|doc| {
             let key = format!(
@@ -143,8 +143,8 @@ fn assert_chart_matches_manifests(manifests: &Path, rendered: &str) {
         .collect();
     let plain = objects(&plain);
     let chart = objects(rendered);
-    let config = |doc: &serde_yaml::Value| -> serde_yaml::Value {
-        serde_yaml::from_str(doc["data"]["capstan.yaml"].as_str().unwrap()).unwrap()
+    let config = |doc: &serde_yaml_ng::Value| -> serde_yaml_ng::Value {
+        serde_yaml_ng::from_str(doc["data"]["capstan.yaml"].as_str().unwrap()).unwrap()
     };
     for (key, object) in &plain {
         let kind = object["kind"].as_str().unwrap();
@@ -154,12 +154,12 @@ fn assert_chart_matches_manifests(manifests: &Path, rendered: &str) {
         let Some(rendered) = chart.get(key) else {
             panic!("the chart renders no {key}; it renders {:?}", chart.keys());
         };
-        let same = |what: &str, a: &serde_yaml::Value, b: &serde_yaml::Value| {
+        let same = |what: &str, a: &serde_yaml_ng::Value, b: &serde_yaml_ng::Value| {
             assert!(
                 a == b,
                 "{key}: {what} differs between deploy/manifests and the chart:\n{}\n---\n{}",
-                serde_yaml::to_string(a).unwrap(),
-                serde_yaml::to_string(b).unwrap()
+                serde_yaml_ng::to_string(a).unwrap(),
+                serde_yaml_ng::to_string(b).unwrap()
             );
         };
         match kind {

@@ -37,8 +37,8 @@ pub fn source_of_document(
         field: field.into(),
         message,
     };
-    let value: serde_yaml::Value =
-        serde_yaml::from_str(document).map_err(|e| error("document", e.to_string()))?;
+    let value: serde_yaml_ng::Value =
+        serde_yaml_ng::from_str(document).map_err(|e| error("document", e.to_string()))?;
     let kind = value
         .get("kind")
         .and_then(|k| k.as_str())
@@ -50,7 +50,7 @@ pub fn source_of_document(
         ));
     }
     let hr: HelmRelease =
-        serde_yaml::from_value(value).map_err(|e| error("document", e.to_string()))?;
+        serde_yaml_ng::from_value(value).map_err(|e| error("document", e.to_string()))?;
     let release = ReleaseKey {
         namespace: hr
             .metadata

@@ -185,7 +185,7 @@ impl<'de> Visitor<'de> for OneChart<'_> {
 
 /// The versions of `chart` listed in an `index.yaml` document.
 pub fn chart_versions(document: &[u8], chart: &str) -> Result<Vec<ChartVersion>, IndexError> {
-    let deserializer = serde_yaml::Deserializer::from_slice(document);
+    let deserializer = serde_yaml_ng::Deserializer::from_slice(document);
     let (api_version, found) = OneChart(chart)
         .deserialize(deserializer)
         .map_err(|e| IndexError::Parse(e.to_string()))?;

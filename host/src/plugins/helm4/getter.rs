@@ -183,16 +183,16 @@ pub fn digest_of(bytes: &[u8]) -> String {
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct ChartYaml {
-    name: Option<serde_yaml::Value>,
-    version: Option<serde_yaml::Value>,
-    app_version: Option<serde_yaml::Value>,
+    name: Option<serde_yaml_ng::Value>,
+    version: Option<serde_yaml_ng::Value>,
+    app_version: Option<serde_yaml_ng::Value>,
 }
 
-fn yaml_text(value: Option<serde_yaml::Value>) -> Option<String> {
+fn yaml_text(value: Option<serde_yaml_ng::Value>) -> Option<String> {
     match value? {
-        serde_yaml::Value::String(s) => Some(s),
-        serde_yaml::Value::Number(n) => Some(n.to_string()),
-        serde_yaml::Value::Bool(b) => Some(b.to_string()),
+        serde_yaml_ng::Value::String(s) => Some(s),
+        serde_yaml_ng::Value::Number(n) => Some(n.to_string()),
+        serde_yaml_ng::Value::Bool(b) => Some(b.to_string()),
         _ => None,
     }
 }
@@ -229,7 +229,7 @@ pub fn chart_metadata(archive: &[u8]) -> Result<ChartMetadata, String> {
             .read_to_string(&mut text)
             .map_err(|e| format!("{}: {e}", path.display()))?;
         let chart: ChartYaml =
-            serde_yaml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+            serde_yaml_ng::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
         let name = yaml_text(chart.name)
             .filter(|n| !n.is_empty())
             .ok_or_else(|| format!("{}: `name` is missing", path.display()))?;

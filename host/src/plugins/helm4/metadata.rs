@@ -101,8 +101,8 @@ struct RawMetadata {
     #[serde(rename = "sourceURL")]
     #[allow(dead_code)]
     source_url: Option<String>,
-    config: Option<serde_yaml::Value>,
-    runtime_config: Option<serde_yaml::Value>,
+    config: Option<serde_yaml_ng::Value>,
+    runtime_config: Option<serde_yaml_ng::Value>,
 }
 
 #[derive(Deserialize)]
@@ -146,7 +146,7 @@ pub fn read(path: &Path) -> Result<Metadata, MetadataError> {
 
 /// Check the text of a `plugin.yaml`.
 pub fn parse(text: &str) -> Result<Metadata, String> {
-    let raw: RawMetadata = serde_yaml::from_str(text).map_err(|e| e.to_string())?;
+    let raw: RawMetadata = serde_yaml_ng::from_str(text).map_err(|e| e.to_string())?;
     match raw.api_version.as_deref() {
         Some("v1") => {}
         None => {
@@ -183,7 +183,7 @@ pub fn parse(text: &str) -> Result<Metadata, String> {
         ));
     }
     let config: GetterConfig = match raw.config {
-        Some(value) => serde_yaml::from_value(value).map_err(|e| format!("config: {e}"))?,
+        Some(value) => serde_yaml_ng::from_value(value).map_err(|e| format!("config: {e}"))?,
         None => GetterConfig {
             protocols: Vec::new(),
         },
@@ -192,7 +192,9 @@ pub fn parse(text: &str) -> Result<Metadata, String> {
         return Err("config.protocols must list at least one URL scheme, none empty".into());
     }
     let runtime: RuntimeConfig = match raw.runtime_config {
-        Some(value) => serde_yaml::from_value(value).map_err(|e| format!("runtimeConfig: {e}"))?,
+        Some(value) => {
+            serde_yaml_ng::from_value(value).map_err(|e| format!("runtimeConfig: {e}"))?
+        }
         None => RuntimeConfig::default(),
     };
     if let Some(function) = runtime.host_functions.first() {

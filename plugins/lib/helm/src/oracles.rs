@@ -82,7 +82,7 @@ pub fn read_cases(path: &Path) -> Result<(String, Vec<Case>), OracleError> {
         .take_while(|line| line.starts_with('#'))
         .map(|line| format!("{line}\n"))
         .collect();
-    let cases = serde_yaml::from_str(&text).map_err(|e| fail(e.to_string()))?;
+    let cases = serde_yaml_ng::from_str(&text).map_err(|e| fail(e.to_string()))?;
     Ok((header, cases))
 }
 
@@ -92,7 +92,7 @@ pub fn write_cases(path: &Path, header: &str, cases: &[Case]) -> Result<(), Orac
         path: path.to_owned(),
         message,
     };
-    let body = serde_yaml::to_string(cases).map_err(|e| fail(e.to_string()))?;
+    let body = serde_yaml_ng::to_string(cases).map_err(|e| fail(e.to_string()))?;
     std::fs::write(path, format!("{header}{body}")).map_err(|e| fail(e.to_string()))
 }
 

@@ -30,8 +30,8 @@ pub struct SourceFile {
 #[serde(rename_all = "camelCase")]
 struct ChartFile {
     name: Option<String>,
-    version: Option<serde_yaml::Value>,
-    app_version: Option<serde_yaml::Value>,
+    version: Option<serde_yaml_ng::Value>,
+    app_version: Option<serde_yaml_ng::Value>,
 }
 
 /// A packaged chart.
@@ -111,11 +111,11 @@ fn collect_files(
     Ok(())
 }
 
-fn scalar(value: &serde_yaml::Value) -> Option<String> {
+fn scalar(value: &serde_yaml_ng::Value) -> Option<String> {
     match value {
-        serde_yaml::Value::String(s) => Some(s.clone()),
-        serde_yaml::Value::Number(n) => Some(n.to_string()),
-        serde_yaml::Value::Bool(b) => Some(b.to_string()),
+        serde_yaml_ng::Value::String(s) => Some(s.clone()),
+        serde_yaml_ng::Value::Number(n) => Some(n.to_string()),
+        serde_yaml_ng::Value::Bool(b) => Some(b.to_string()),
         _ => None,
     }
 }
@@ -148,7 +148,7 @@ pub fn package_with(files: &[SourceFile], compression: Compression) -> Result<Pa
         })?;
     let text = std::str::from_utf8(&chart_yaml.contents)
         .map_err(|_| "Chart.yaml is not UTF-8".to_owned())?;
-    let chart: ChartFile = serde_yaml::from_str(text).map_err(|e| format!("Chart.yaml: {e}"))?;
+    let chart: ChartFile = serde_yaml_ng::from_str(text).map_err(|e| format!("Chart.yaml: {e}"))?;
     let name = chart
         .name
         .filter(|n| !n.is_empty())

@@ -1366,7 +1366,7 @@ mod tests {
     fn a_record_real_tiller_wrote_reads_back_exactly() {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../../../tests/cluster/helm2/testdata");
-        let object: serde_json::Value = serde_yaml::from_str(
+        let object: serde_json::Value = serde_yaml_ng::from_str(
             &std::fs::read_to_string(dir.join("tiller-record-demo.v1.yaml")).unwrap(),
         )
         .unwrap();

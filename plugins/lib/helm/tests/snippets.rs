@@ -52,7 +52,7 @@ fn main() -> ExitCode {
         );
         return ExitCode::SUCCESS;
     };
-    let entries: Vec<serde_yaml::Value> = match serde_yaml::from_str(&text) {
+    let entries: Vec<serde_yaml_ng::Value> = match serde_yaml_ng::from_str(&text) {
         Ok(v) => v,
         Err(e) => {
             println!("cannot read {}: {e}", path.display());
@@ -65,12 +65,12 @@ fn main() -> ExitCode {
         // A plain scalar such as `1e+06` reads as a YAML number; the corpus wrote Go's
         // printing of a float there, so print it back the same way.
         let field = |k: &str| match entry.get(k) {
-            Some(serde_yaml::Value::String(s)) => Some(s.clone()),
-            Some(serde_yaml::Value::Number(n)) => Some(match n.as_i64() {
+            Some(serde_yaml_ng::Value::String(s)) => Some(s.clone()),
+            Some(serde_yaml_ng::Value::Number(n)) => Some(match n.as_i64() {
                 Some(i) => i.to_string(),
                 None => capstan_gotmpl::value::format_float_g(n.as_f64().unwrap_or(f64::NAN)),
             }),
-            Some(serde_yaml::Value::Bool(b)) => Some(b.to_string()),
+            Some(serde_yaml_ng::Value::Bool(b)) => Some(b.to_string()),
             _ => None,
         };
         let name = field("name").unwrap_or_default();

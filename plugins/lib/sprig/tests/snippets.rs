@@ -11,33 +11,33 @@ use capstan_gotmpl::value::{Map, Value};
 
 /// Helm reads values through sigs.k8s.io/yaml: YAML 1.1 scalars, every number a float64;
 /// coalescing then drops null entries.
-fn to_value(yaml: &serde_yaml::Value) -> Value {
+fn to_value(yaml: &serde_yaml_ng::Value) -> Value {
     match yaml {
-        serde_yaml::Value::Null => Value::Nil,
-        serde_yaml::Value::Bool(b) => Value::Bool(*b),
-        serde_yaml::Value::Number(n) => Value::Float(n.as_f64().unwrap_or(f64::NAN)),
+        serde_yaml_ng::Value::Null => Value::Nil,
+        serde_yaml_ng::Value::Bool(b) => Value::Bool(*b),
+        serde_yaml_ng::Value::Number(n) => Value::Float(n.as_f64().unwrap_or(f64::NAN)),
         // YAML 1.1 octal (`0755`), which this YAML 1.2 reader leaves as a string.
-        serde_yaml::Value::String(s)
+        serde_yaml_ng::Value::String(s)
             if s.len() > 1
                 && s.starts_with('0')
                 && s.bytes().all(|b| (b'0'..=b'7').contains(&b)) =>
         {
             Value::Float(i64::from_str_radix(s, 8).unwrap_or(0) as f64)
         }
-        serde_yaml::Value::String(s) => Value::from(s.as_str()),
-        serde_yaml::Value::Sequence(items) => {
+        serde_yaml_ng::Value::String(s) => Value::from(s.as_str()),
+        serde_yaml_ng::Value::Sequence(items) => {
             Value::from(items.iter().map(to_value).collect::<Vec<_>>())
         }
-        serde_yaml::Value::Mapping(entries) => Value::from(
+        serde_yaml_ng::Value::Mapping(entries) => Value::from(
             entries
                 .iter()
                 .filter(|(_, v)| !v.is_null())
                 .map(|(k, v)| {
                     let key = match k {
                         // YAML 1.1 reads the key `y` as the boolean true.
-                        serde_yaml::Value::String(s) if s == "y" => "true".to_owned(),
-                        serde_yaml::Value::String(s) => s.clone(),
-                        other => serde_yaml::to_string(other)
+                        serde_yaml_ng::Value::String(s) if s == "y" => "true".to_owned(),
+                        serde_yaml_ng::Value::String(s) => s.clone(),
+                        other => serde_yaml_ng::to_string(other)
                             .unwrap_or_default()
                             .trim()
                             .to_owned(),
@@ -46,7 +46,7 @@ fn to_value(yaml: &serde_yaml::Value) -> Value {
                 })
                 .collect::<Map>(),
         ),
-        serde_yaml::Value::Tagged(tagged) => to_value(&tagged.value),
+        serde_yaml_ng::Value::Tagged(tagged) => to_value(&tagged.value),
     }
 }
 
@@ -82,14 +82,14 @@ fn sprig_snippets_match_helm() {
         println!("no snippets at {}; nothing to compare", path.display());
         return;
     };
-    let entries: Vec<serde_yaml::Value> =
-        serde_yaml::from_str(&text).expect("snippets.yaml parses");
+    let entries: Vec<serde_yaml_ng::Value> =
+        serde_yaml_ng::from_str(&text).expect("snippets.yaml parses");
     let (mut passed, mut failures) = (0, Vec::new());
     for entry in &entries {
         let field = |k: &str| {
             entry
                 .get(k)
-                .and_then(serde_yaml::Value::as_str)
+                .and_then(serde_yaml_ng::Value::as_str)
                 .map(str::to_owned)
         };
         let (Some(name), Some(template)) = (field("name"), field("template")) else {
@@ -99,8 +99,8 @@ fn sprig_snippets_match_helm() {
         if needs_helm(&template, &values_text) {
             continue;
         }
-        let values: serde_yaml::Value =
-            serde_yaml::from_str(&values_text).unwrap_or(serde_yaml::Value::Null);
+        let values: serde_yaml_ng::Value =
+            serde_yaml_ng::from_str(&values_text).unwrap_or(serde_yaml_ng::Value::Null);
         let mut top = Map::new();
         top.insert("Values".into(), to_value(&values));
         let mut set = Template::new(capstan_sprig::functions());
@@ -112,12 +112,12 @@ fn sprig_snippets_match_helm() {
             .and_then(|()| set.execute(template_name, Value::from(top)))
             .map(|out| out.replace("<no value>", ""));
         let expected_output = entry.get("output").map(|o| match o {
-            serde_yaml::Value::String(s) => s.clone(),
-            serde_yaml::Value::Number(n) => match n.as_i64() {
+            serde_yaml_ng::Value::String(s) => s.clone(),
+            serde_yaml_ng::Value::Number(n) => match n.as_i64() {
                 Some(i) => i.to_string(),
                 None => capstan_gotmpl::value::format_float_g(n.as_f64().unwrap_or(f64::NAN)),
             },
-            serde_yaml::Value::Bool(b) => b.to_string(),
+            serde_yaml_ng::Value::Bool(b) => b.to_string(),
             _ => String::new(),
         });
         // Helm wraps execution errors in its own formats; the function's own message (or the

@@ -1,0 +1,18 @@
+//! A Helm repository's `index.yaml` as the Helm-repository source reads it, and version
+//! selection over whatever parsed.
+#![no_main]
+
+// The module itself, not the component crate: that crate's cdylib (with the component's
+// exports) does not link natively under the fuzzing flags.
+#[path = "../../plugins/source-helm-repo/src/index.rs"]
+#[allow(dead_code)]
+mod index;
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|bytes: &[u8]| {
+    if let Ok(versions) = index::chart_versions(bytes, "web") {
+        for wanted in ["", "1.2.3", ">=1.0.0 <2", "~0.1", "not a version"] {
+            let _ = index::select("web", &versions, wanted);
+        }
+    }
+});
