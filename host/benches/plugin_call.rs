@@ -7,6 +7,8 @@
 
 use std::path::Path;
 
+#[path = "../../tests/support/egress.rs"]
+mod egress_support;
 #[path = "../../tests/support/repo_server.rs"]
 mod repo_server;
 
@@ -161,7 +163,9 @@ fn contract_versions(c: &mut Criterion) {
         url: url.clone(),
         credentials: None,
     };
-    runtime.block_on(mirrors.fetch(&key, None)).expect("mirror");
+    runtime
+        .block_on(mirrors.fetch(&key, None, egress_support::loopback_and_local_paths()))
+        .expect("mirror");
     let grants = || Grants {
         git: Some(GitGrant::new(url.clone(), mirrors.path_of(&key))),
         ..Grants::default()
@@ -320,6 +324,7 @@ fn helm4_getter(c: &mut Criterion) {
     assert!(chart.is_ok_and(|s| s.success()), "tar");
     let server = repo_server::RepoServer::start(&served, work.path().join("access.log"), None);
     let mut plugins = PluginRuntime::new(work.path().join("compiled"), None).expect("runtime");
+    plugins.set_egress(egress_support::loopback_and_local_paths());
     plugins
         .load(&PluginConfig {
             name: "mirror".into(),
@@ -336,7 +341,9 @@ fn helm4_getter(c: &mut Criterion) {
         })
         .to_string(),
     };
-    let grant = HttpGrant::empty().with_hosts([HostPattern::parse("127.0.0.1").expect("host")]);
+    let grant = HttpGrant::empty()
+        .with_egress(egress_support::loopback_and_local_paths())
+        .with_hosts([HostPattern::parse("127.0.0.1").expect("host")]);
     let url = server.url("web-1.0.0.tgz");
     let mut group = c.benchmark_group("helm4_getter");
     group.bench_function("reference_host_http_get", |b| {

@@ -3,6 +3,9 @@
 //! the same run. The repository is made by the real `helm` CLI (`make tools`) and served by
 //! `tests/support/helm_repo_server.py` on 127.0.0.1. Needs `make plugins`.
 
+#[path = "../../tests/support/egress.rs"]
+mod egress_support;
+
 use std::collections::BTreeMap;
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
@@ -155,7 +158,12 @@ fn source_helm_repo(c: &mut Criterion) {
         let artifacts = Arc::new(
             ArtifactStore::open(work.path().join(name).join("artifacts"), 1 << 30).expect("store"),
         );
-        SourceSync::new(options, mirrors, artifacts, Arc::clone(&catalog), None)
+        SourceSync::new(options, mirrors, artifacts, Arc::clone(&catalog), None).with_http(
+            capstan::sources::sync::HttpOptions {
+                egress: egress_support::loopback_and_local_paths(),
+                ..Default::default()
+            },
+        )
     };
 
     let mut group = c.benchmark_group("source_helm_repo_pass");

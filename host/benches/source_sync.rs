@@ -2,6 +2,9 @@
 //! resolve of the shared source) against a pass for a single release, in the same run, and
 //! the disk used by the mirror against the repository's own `.git`. Needs `make plugins`.
 
+#[path = "../../tests/support/egress.rs"]
+mod egress_support;
+
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
@@ -123,7 +126,12 @@ fn source_sync(c: &mut Criterion) {
         let artifacts = Arc::new(
             ArtifactStore::open(work.path().join(name).join("artifacts"), 1 << 30).expect("store"),
         );
-        SourceSync::new(options, mirrors, artifacts, Arc::clone(&catalog), None)
+        SourceSync::new(options, mirrors, artifacts, Arc::clone(&catalog), None).with_http(
+            capstan::sources::sync::HttpOptions {
+                egress: egress_support::loopback_and_local_paths(),
+                ..Default::default()
+            },
+        )
     };
 
     let mut group = c.benchmark_group("source_sync_pass");

@@ -219,6 +219,41 @@ pub struct SourcesConfig {
     /// (kind → plugin name).
     #[serde(default)]
     pub kinds: BTreeMap<String, String>,
+    /// What source URLs may reach besides public addresses.
+    #[serde(default)]
+    pub egress: EgressConfig,
+}
+
+/// The egress guard's exceptions (`sources.egress`; see [`crate::capabilities::egress`]).
+/// By default sources reach public addresses only and no local path.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct EgressConfig {
+    /// Networks (CIDR, or one address) sources may reach although they are loopback,
+    /// link-local, private or otherwise not public, e.g. `10.20.0.0/16` for an in-house
+    /// chart repository.
+    #[serde(default)]
+    pub allow_networks: Vec<String>,
+    /// Let git sources read repositories on the operator's own disk (`file://` URLs).
+    #[serde(default)]
+    pub allow_local_paths: bool,
+}
+
+impl EgressConfig {
+    /// The policy this configures; `Err` names the entry that is not a network.
+    pub fn policy(&self) -> Result<crate::capabilities::egress::EgressPolicy, String> {
+        use crate::capabilities::egress::{EgressPolicy, Network};
+        let networks = self
+            .allow_networks
+            .iter()
+            .enumerate()
+            .map(|(index, text)| {
+                Network::parse(text)
+                    .map_err(|e| format!("sources.egress.allowNetworks[{index}]: {e}"))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(EgressPolicy::allowing(networks, self.allow_local_paths))
+    }
 }
 
 /// The whole configuration file.
@@ -290,6 +325,7 @@ impl Config {
     }
 
     fn validate(&self) -> Result<(), String> {
+        self.sources.egress.policy()?;
         let mut names = BTreeSet::new();
         for (index, plugin) in self.plugins.iter().enumerate() {
             if plugin.name.is_empty() {

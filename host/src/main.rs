@@ -724,6 +724,10 @@ async fn run_plugin(
     let spec: serde_json::Value = serde_json::from_str(spec).context("--spec is not JSON")?;
     let scratch = tempfile_dir()?;
     let mut runtime = PluginRuntime::new(scratch.join("components"), None)?;
+    // A command the user runs on their own machine, with their own network rights.
+    runtime.set_egress(Arc::new(
+        capstan::capabilities::egress::EgressPolicy::unrestricted(),
+    ));
     let entry = capstan::config::PluginConfig {
         name: "plugin".into(),
         world: capstan::config::PluginWorld::Source,
@@ -772,7 +776,11 @@ async fn run_plugin(
         Arc::new(catalog?),
         None,
     )
-    .with_http(HttpOptions::default());
+    // A command the user runs on their own machine, with their own network rights.
+    .with_http(HttpOptions {
+        egress: Arc::new(capstan::capabilities::egress::EgressPolicy::unrestricted()),
+        ..HttpOptions::default()
+    });
     let release = ReleaseKey {
         namespace: "local".into(),
         name: "run".into(),
@@ -859,6 +867,9 @@ async fn source(args: SourceArgs, output: Option<PathBuf>) -> anyhow::Result<()>
         })
         .context("no cache folder: pass --cache-dir")?;
     let mut runtime = PluginRuntime::new(cache.join("components"), None)?;
+    runtime.set_egress(Arc::new(
+        config.sources.egress.policy().map_err(anyhow::Error::msg)?,
+    ));
     let sources: Vec<_> = config
         .plugins
         .iter()
@@ -901,7 +912,7 @@ async fn source(args: SourceArgs, output: Option<PathBuf>) -> anyhow::Result<()>
         Arc::new(catalog),
         None,
     )
-    .with_http(HttpOptions::from_config(&config.sources.http));
+    .with_http(HttpOptions::from_config(&config.sources));
     let specs = BTreeMap::from([(release.clone(), chart_source)]);
     let mut report = sync.pass(&specs, &credentials, Instant::now()).await;
     let artifact = report
@@ -934,6 +945,9 @@ async fn run(
         .clone()
         .unwrap_or_else(CompiledCache::default_dir);
     let mut runtime = PluginRuntime::new(&cache_dir, Some(metrics.clone()))?;
+    runtime.set_egress(std::sync::Arc::new(
+        config.sources.egress.policy().map_err(anyhow::Error::msg)?,
+    ));
     let report = runtime.load_all(&config.plugins);
     for plugin in &report.loaded {
         tracing::info!(
@@ -1170,7 +1184,7 @@ fn operator_parts(
         Arc::new(catalog),
         Some(source_metrics),
     )
-    .with_http(HttpOptions::from_config(&config.sources.http));
+    .with_http(HttpOptions::from_config(&config.sources));
     Ok(OperatorParts {
         backends,
         reload_metrics: capstan::controller::reload::ReloadMetrics::register(registry),

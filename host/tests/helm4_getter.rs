@@ -8,6 +8,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+#[path = "../../tests/support/egress.rs"]
+mod egress_support;
 #[path = "../../tests/support/repo_server.rs"]
 mod repo_server;
 
@@ -108,7 +110,8 @@ impl Fixture {
         let work = tempfile::tempdir().unwrap();
         let served = work.path().join("served/charts");
         std::fs::create_dir_all(&served).unwrap();
-        let runtime = PluginRuntime::new(work.path().join("compiled"), None).unwrap();
+        let mut runtime = PluginRuntime::new(work.path().join("compiled"), None).unwrap();
+        runtime.set_egress(egress_support::loopback_and_local_paths());
         Fixture {
             work,
             served,

@@ -14,12 +14,14 @@ use capstan::config::{PluginConfig, PluginLimits, PluginWorld, WasiGrants};
 use capstan::plugins::PluginRuntime;
 use capstan::sources::artifacts::ArtifactStore;
 use capstan::sources::mirrors::MirrorStore;
-use capstan::sources::sync::{NoCredentials, SourceSync, SourceSyncOptions};
+use capstan::sources::sync::{HttpOptions, NoCredentials, SourceSync, SourceSyncOptions};
 use capstan::sources::{ReleaseKey, SourceSpec};
 
 #[path = "../../tests/support/git.rs"]
 mod git_support;
 use git_support::git;
+#[path = "../../tests/support/egress.rs"]
+mod egress_support;
 #[path = "../../tests/support/sources.rs"]
 mod sources_support;
 
@@ -111,7 +113,11 @@ async fn the_rust_scaffold_builds_outside_the_repository_and_serves_charts() {
         Arc::new(ArtifactStore::open(work.path().join("artifacts"), 64 << 20).unwrap()),
         catalog,
         None,
-    );
+    )
+    .with_http(HttpOptions {
+        egress: egress_support::loopback_and_local_paths(),
+        ..HttpOptions::default()
+    });
     let repo = work.path().join("charts");
     std::fs::create_dir_all(repo.join("charts/web/templates")).unwrap();
     std::fs::write(

@@ -10,6 +10,8 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+#[path = "../../tests/support/egress.rs"]
+mod egress_support;
 #[path = "../../tests/support/repo_server.rs"]
 mod repo_server;
 #[path = "../../tests/support/sources.rs"]
@@ -185,8 +187,16 @@ async fn fixture_with(options: HttpOptions, credentials: Option<(&str, &str)>) -
     }
 }
 
+/// HTTP options for the test servers on 127.0.0.1, which the default egress guard refuses.
+fn test_http() -> HttpOptions {
+    HttpOptions {
+        egress: egress_support::loopback_and_local_paths(),
+        ..HttpOptions::default()
+    }
+}
+
 async fn fixture() -> Fixture {
-    fixture_with(HttpOptions::default(), None).await
+    fixture_with(test_http(), None).await
 }
 
 fn release(n: usize) -> ReleaseKey {
@@ -303,7 +313,7 @@ async fn absolute_chart_urls_and_the_host_allowlist() {
     let granted = fixture_with(
         HttpOptions {
             extra_hosts: vec![HostPattern::parse("localhost").unwrap()],
-            ..HttpOptions::default()
+            ..test_http()
         },
         None,
     )
@@ -434,13 +444,7 @@ async fn fixture_reusing(f: &Fixture) -> Fixture {
     let work = tempfile::tempdir().unwrap();
     let runtime = runtime(work.path());
     let artifacts = Arc::new(ArtifactStore::open(work.path().join("artifacts"), 64 << 20).unwrap());
-    let sync = new_sync(
-        work.path(),
-        &runtime,
-        Arc::clone(&artifacts),
-        HttpOptions::default(),
-    )
-    .await;
+    let sync = new_sync(work.path(), &runtime, Arc::clone(&artifacts), test_http()).await;
     Fixture {
         root: f.root.clone(),
         server: RepoServer::start(&f.root, work.path().join("access.log"), None),
@@ -467,7 +471,7 @@ async fn index_over_the_size_cap_is_refused() {
             // Half the size: the index timestamps vary in length from one `helm repo
             // index` to the next, never by that much.
             max_document_bytes: index_len / 2,
-            ..HttpOptions::default()
+            ..test_http()
         },
         None,
     )
@@ -600,7 +604,7 @@ impl CredentialsLookup for RepoCredentials {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn basic_auth_from_a_secret_is_added_by_the_host() {
-    let f = fixture_with(HttpOptions::default(), Some(("alice", "s3cret-pw"))).await;
+    let f = fixture_with(test_http(), Some(("alice", "s3cret-pw"))).await;
     let repository = f.server.url("charts");
     // The test server speaks plain HTTP: credentials go there only when the spec says so.
     let insecure = |name: &str| {
@@ -672,7 +676,7 @@ async fn credentials_are_not_sent_to_another_host() {
     let f = fixture_with(
         HttpOptions {
             extra_hosts: vec![HostPattern::parse("localhost").unwrap()],
-            ..HttpOptions::default()
+            ..test_http()
         },
         Some(("alice", "s3cret-pw")),
     )
@@ -803,7 +807,7 @@ async fn https_with_a_custom_ca_from_a_secret() {
         work.path(),
         &runtime,
         Arc::new(ArtifactStore::open(work.path().join("artifacts"), 64 << 20).unwrap()),
-        HttpOptions::default(),
+        test_http(),
     )
     .await;
     let repository = format!("https://127.0.0.1:{}/charts", server.port);
@@ -834,5 +838,60 @@ async fn https_with_a_custom_ca_from_a_secret() {
     let specs = BTreeMap::from([(release(1), source(&repository, "demo", ""))]);
     let mut report = sync.pass(&specs, &NoCredentials, Instant::now()).await;
     let untrusted = report.releases.remove(&release(1)).unwrap().unwrap_err();
-    assert_names_source(&untrusted, &repository, "demo", "Tls");
+    assert_names_source(
+        &untrusted,
+        &repository,
+        "demo",
+        "invalid peer certificate: UnknownIssuer",
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_egress_guard_refuses_loopback_link_local_and_private_addresses() {
+    // Default options: public addresses only.
+    let f = fixture_with(HttpOptions::default(), None).await;
+    let port = f
+        .server
+        .url("")
+        .trim_end_matches('/')
+        .rsplit(':')
+        .next()
+        .unwrap()
+        .to_owned();
+    for (url, address) in [
+        (f.server.url("charts"), "127.0.0.1"),
+        (format!("http://localhost:{port}/charts"), "127.0.0.1"),
+        (
+            "http://169.254.169.254/latest".to_owned(),
+            "169.254.169.254",
+        ),
+        ("http://10.0.0.1/charts".to_owned(), "10.0.0.1"),
+    ] {
+        let started = std::time::Instant::now();
+        let error = one(&f, source(&url, "demo", "")).await.unwrap_err();
+        let text = error.to_string();
+        assert!(
+            text.contains(&format!("resolves to {address}"))
+                && text.contains("sources.egress.allowNetworks"),
+            "{url}: {text}"
+        );
+        // Refused before any connection: no timeout was waited for.
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{url}: {:?}",
+            started.elapsed()
+        );
+    }
+    assert!(
+        f.server.requests("/charts/").is_empty(),
+        "nothing reached the server: {:?}",
+        f.server.requests("/charts/")
+    );
+
+    // Allowed by configuration: the same repository works.
+    let allowed = fixture_with(test_http(), None).await;
+    let artifact = one(&allowed, source(&allowed.server.url("charts"), "demo", ""))
+        .await
+        .unwrap();
+    assert_eq!(artifact.chart, "demo");
 }

@@ -12,13 +12,17 @@ use capstan::config::{PluginConfig, PluginLimits, PluginWorld, WasiGrants};
 use capstan::plugins::PluginRuntime;
 use capstan::sources::artifacts::ArtifactStore;
 use capstan::sources::mirrors::MirrorStore;
-use capstan::sources::sync::{CredentialsLookup, NoCredentials, SourceSync, SourceSyncOptions};
+use capstan::sources::sync::{
+    CredentialsLookup, HttpOptions, NoCredentials, SourceSync, SourceSyncOptions,
+};
 use capstan::sources::{MirrorKey, ReleaseKey, SecretRef, SourceSpec};
 use capstan::telemetry::SourceMetrics;
 
 #[path = "../../tests/support/git.rs"]
 mod git_support;
 use git_support::git;
+#[path = "../../tests/support/egress.rs"]
+mod egress_support;
 #[path = "../../tests/support/sources.rs"]
 mod sources_support;
 use sources_support::{GitReference, git_source, with_secret};
@@ -105,7 +109,11 @@ async fn fixture_with_timeout(fetch_timeout: Duration) -> Fixture {
         parallelism: 4,
     };
     let catalog = sources_support::catalog(&runtime, &["git"]).await;
-    let sync = SourceSync::new(options, mirrors, artifacts, catalog, Some(metrics.clone()));
+    let sync = SourceSync::new(options, mirrors, artifacts, catalog, Some(metrics.clone()))
+        .with_http(HttpOptions {
+            egress: egress_support::loopback_and_local_paths(),
+            ..HttpOptions::default()
+        });
     Fixture {
         _work: work,
         sync,
@@ -755,7 +763,11 @@ async fn a_previous_contract_component_serves_git_sources_through_the_adapter() 
         Arc::new(ArtifactStore::open(work.path().join("artifacts"), 64 << 20).unwrap()),
         catalog,
         None,
-    );
+    )
+    .with_http(HttpOptions {
+        egress: egress_support::loopback_and_local_paths(),
+        ..HttpOptions::default()
+    });
     let repo = tempfile::tempdir().unwrap();
     chart_repository(repo.path(), "legacy");
     let head = git(repo.path(), &["rev-parse", "HEAD"]);

@@ -566,7 +566,8 @@ async fn operator_with_the_service_account_rights_installs_and_uninstalls(cluste
             "cacheDir: {cache}\nplugins:\n\
              - {{name: git, world: source, path: {p}/source-git.wasm}}\n\
              - {{name: helm3, world: backend, path: {p}/backend-helm3.wasm}}\n\
-             backends: {{default: helm3}}\n",
+             backends: {{default: helm3}}\n\
+             sources: {{egress: {{allowNetworks: [127.0.0.1], allowLocalPaths: true}}}}\n",
             cache = repo_root().join("target/capstan-cache").display(),
             p = plugins.display()
         ),

@@ -47,7 +47,9 @@ impl Operator {
             "cacheDir: {cache}\nplugins:\n{sources}\
              - {{name: helm3, world: backend, path: {p}/backend-helm3.wasm, limits: {{memoryMib: 512, timeoutMs: 120000}}}}\n\
              {extra_plugins}\
-             backends: {{default: helm3, v3: helm3}}\n",
+             backends: {{default: helm3, v3: helm3}}\n\
+             # The test servers and repositories are on 127.0.0.1 and in local folders.\n\
+             sources: {{egress: {{allowNetworks: [127.0.0.1], allowLocalPaths: true}}}}\n",
             // One compiled-component cache for every test run: compiling is not what is tested.
             cache = Operator::cache_dir().display(),
             sources = Operator::product_plugins(),

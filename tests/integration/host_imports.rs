@@ -60,7 +60,17 @@ pub async fn host_probe_exercises_every_host_import(cluster: Arc<Cluster>) {
         url: url.clone(),
         credentials: None,
     };
-    let mirror = mirrors.fetch(&key, None).await.unwrap();
+    let mirror = mirrors
+        .fetch(
+            &key,
+            None,
+            std::sync::Arc::new(capstan::capabilities::egress::EgressPolicy::allowing(
+                Vec::new(),
+                true,
+            )),
+        )
+        .await
+        .unwrap();
 
     let cache = tempfile::tempdir().unwrap();
     let mut runtime = PluginRuntime::new(cache.path(), None).unwrap();

@@ -40,6 +40,9 @@ type TestFuture = Pin<Box<dyn Future<Output = ()> + Send>>;
 type TestFn = fn(Arc<Cluster>) -> TestFuture;
 
 const TESTS: &[(&str, TestFn)] = &[
+    ("sources_reach_only_what_the_egress_guard_allows", |c| {
+        Box::pin(tenancy::sources_reach_only_what_the_egress_guard_allows(c))
+    }),
     (
         "a_previous_contract_backend_installs_and_hands_over_to_the_current_one",
         |c| {

@@ -41,7 +41,8 @@ fn write_config(dir: &std::path::Path) -> std::path::PathBuf {
          - {{name: helm-repo, world: source, path: {p}/source-helm-repo.wasm}}\n\
          - {{name: helm3, world: backend, path: {p}/backend-helm3.wasm}}\n\
          - {{name: helm2, world: backend, path: {p}/backend-helm2.wasm}}\n\
-         backends: {{default: helm3, v2: helm2, v3: helm3}}\n",
+         backends: {{default: helm3, v2: helm2, v3: helm3}}\n\
+         sources: {{egress: {{allowNetworks: [127.0.0.1], allowLocalPaths: true}}}}\n",
         cache = dir.join("cache").display(),
         p = plugins.display()
     );

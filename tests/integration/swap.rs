@@ -30,7 +30,8 @@ fn config(backend: &str, extra: &str) -> String {
          - {{name: helm2, world: backend, path: {p}/backend-helm2.wasm, storageNamespaces: [kube-system], limits: {{memoryMib: 512, timeoutMs: 120000}}}}\n\
          - {{name: helm3, world: backend, path: {p}/backend-helm3.wasm, storageNamespaces: [kube-system], wasi: {{env: {{CAPSTAN_IMPORT_HELM2: move}}}}, limits: {{memoryMib: 512, timeoutMs: 120000}}}}\n\
          {extra}\
-         backends: {{default: {backend}, v2: {backend}, v3: helm3}}\n",
+         backends: {{default: {backend}, v2: {backend}, v3: helm3}}\n\
+         sources: {{egress: {{allowNetworks: [127.0.0.1], allowLocalPaths: true}}}}\n",
         cache = Operator::cache_dir().display(),
         sources = Operator::product_plugins(),
         p = repo_root().join("target/plugins").display()

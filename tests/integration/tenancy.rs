@@ -429,3 +429,73 @@ pub async fn an_operation_whose_release_lease_is_taken_over_stops(cluster: Arc<C
         "stopped after {stopped_after:?}"
     );
 }
+
+/// The egress guard with its default configuration (public addresses only, no local
+/// paths): a git source in a local folder, a Helm repository at the cloud metadata address
+/// and one at `localhost` are each refused with the address and the rule named, and
+/// nothing is installed; the operator's configuration allowing local paths makes the git
+/// release Ready.
+pub async fn sources_reach_only_what_the_egress_guard_allows(cluster: Arc<Cluster>) {
+    install_crd(&cluster);
+    let dir = tempfile::tempdir().unwrap();
+    let repo = chart_repository(dir.path());
+    let namespace = cluster.create_namespace("egress").await;
+    let api: Api<HelmRelease> = Api::namespaced(cluster.client().await, &namespace);
+    let releases = [
+        (
+            "local",
+            serde_json::json!({"git": format!("file://{}", repo.display()), "ref": "main", "path": "charts/hello"}),
+            "is a path on the operator's own disk; allow local paths in the configuration's sources.egress.allowLocalPaths",
+        ),
+        (
+            "metadata",
+            serde_json::json!({"repository": "http://169.254.169.254/charts/", "name": "hello", "version": "0.1.0"}),
+            "egress to 169.254.169.254 refused: it resolves to 169.254.169.254, a link-local address",
+        ),
+        (
+            "loopback",
+            serde_json::json!({"repository": "http://localhost:9/charts/", "name": "hello", "version": "0.1.0"}),
+            "egress to localhost refused: it resolves to",
+        ),
+    ];
+    for (name, chart, _) in &releases {
+        let hr = helm_release(name, &namespace, serde_json::json!({ "chart": chart }));
+        api.create(&PostParams::default(), &hr).await.unwrap();
+    }
+    let strict = Operator::config_with("").replace(
+        "allowNetworks: [127.0.0.1], allowLocalPaths: true",
+        "allowNetworks: [], allowLocalPaths: false",
+    );
+    let mut operator = Operator::start_with_config(&cluster, dir.path(), &strict, &[]);
+    for (name, _, expected) in &releases {
+        let refused = wait_for(
+            &api,
+            name,
+            &operator,
+            "an egress refusal",
+            Duration::from_secs(60),
+            |hr| {
+                condition(hr, "Ready")
+                    .is_some_and(|c| c.status == "False" && c.message.contains(expected))
+            },
+        )
+        .await;
+        let message = &condition(&refused, "Ready").unwrap().message;
+        assert!(message.contains("sources.egress"), "{name}: {message}");
+    }
+    let listed = cluster.run("helm", &["list", "-n", &namespace, "-q"]);
+    assert!(listed.trim().is_empty(), "nothing installed: {listed}");
+    operator.stop();
+
+    // Allowed by configuration: the git release in a local folder installs.
+    let operator = Operator::start(&cluster, dir.path(), &[]);
+    wait_for(
+        &api,
+        "local",
+        &operator,
+        "Ready",
+        Duration::from_secs(120),
+        ready,
+    )
+    .await;
+}

@@ -17,6 +17,11 @@
 //!   `If-None-Match` / `If-Modified-Since` when the host marks it stale, so N releases on
 //!   one repository cost one request per interval.
 //!
+//! - **egress guard**: the host name is resolved by the host and every address checked
+//!   against the grant's [`EgressPolicy`] (no loopback, link-local, private… unless the
+//!   configuration allows them); the connection goes to a checked address, so a DNS answer
+//!   cannot change in between, and each request (a redirect too) is checked on its own.
+//!
 //! A call without an HTTP grant can reach nothing.
 
 use std::fmt;
@@ -31,6 +36,8 @@ use http::header::{
 use http::{Method, Request, Response, StatusCode, Uri};
 use http_body_util::{BodyExt, Full, Limited};
 use wasmtime_wasi_http::{Error as HttpError, RequestOptions, WasiBody, WasiHttpHooks};
+
+use super::egress::EgressPolicy;
 
 /// Default cap on a cached response (a repository index).
 pub const DEFAULT_INDEX_CAP: u64 = 32 << 20;
@@ -283,6 +290,7 @@ pub struct HttpGrant {
     max_response_bytes: u64,
     timeout: Duration,
     cached: Vec<CachedUrl>,
+    egress: Arc<EgressPolicy>,
 }
 
 impl HttpGrant {
@@ -304,7 +312,14 @@ impl HttpGrant {
             max_response_bytes: DEFAULT_RESPONSE_CAP,
             timeout: DEFAULT_TIMEOUT,
             cached: Vec::new(),
+            egress: Arc::new(EgressPolicy::public_only()),
         }
+    }
+
+    /// Which addresses requests may reach (default: public addresses only).
+    pub fn with_egress(mut self, egress: Arc<EgressPolicy>) -> Self {
+        self.egress = egress;
+        self
     }
 
     /// Also allow `origin`; with `credentialed`, the host adds the credentials to requests
@@ -430,52 +445,28 @@ async fn send(
     mut request: Request<WasiBody>,
     cap: u64,
 ) -> Result<Response<WasiBody>, HttpError> {
-    let options = RequestOptions {
-        connect_timeout: Some(grant.timeout),
-        first_byte_timeout: Some(grant.timeout),
-        between_bytes_timeout: Some(grant.timeout),
-    };
     // Where the host holds the credentials, it adds them (to credentialed origins only)
     // and the plugin's own Authorization header is dropped. Elsewhere a plugin may send
     // the header it built (e.g. a registry token it obtained), only to origins it may reach.
-    let origin = Origin::of_uri(request.uri());
+    let origin = Origin::of_uri(request.uri()).ok_or(HttpError::HttpRequestUriInvalid)?;
     if grant.credentials.is_some() {
         request.headers_mut().remove(AUTHORIZATION);
     }
-    if origin
-        .as_ref()
-        .is_some_and(|o| grant.credentialed.contains(o))
+    if grant.credentialed.contains(&origin)
         && let Some(value) = grant.credentials.as_ref().and_then(BasicAuth::header)
     {
         request.headers_mut().insert(AUTHORIZATION, value);
     }
-    let custom = origin
-        .filter(|o| o.scheme == "https" && grant.sources.contains(o))
-        .and_then(|o| grant.ca.as_ref().map(|ca| (ca, o)));
-    let response = match custom {
-        Some((ca, origin)) => tokio::time::timeout(
-            grant.timeout,
-            send_with_ca(request, ca, &origin, grant.timeout),
-        )
-        .await
-        .map_err(|_| HttpError::HttpResponseTimeout)??,
-        None => {
-            let sent = tokio::time::timeout(
-                grant.timeout,
-                wasmtime_wasi_http::default_send_request(request, Some(options)),
-            )
-            .await
-            .map_err(|_| HttpError::HttpResponseTimeout)?;
-            let (response, io) = sent?;
-            // The connection task: dropped with the response body.
-            tokio::spawn(async move {
-                if let Err(error) = io.await {
-                    tracing::debug!(%error, "http connection ended with an error");
-                }
-            });
-            response.map(BodyExt::boxed_unsync)
-        }
-    };
+    let ca = grant
+        .ca
+        .as_ref()
+        .filter(|_| origin.scheme == "https" && grant.sources.contains(&origin));
+    let response = tokio::time::timeout(
+        grant.timeout,
+        send_checked(request, &origin, ca, &grant.egress, grant.timeout),
+    )
+    .await
+    .map_err(|_| HttpError::HttpResponseTimeout)??;
     if too_large(content_length(&response), cap) {
         return Err(HttpError::HttpResponseBodySize(Some(cap)));
     }
@@ -489,35 +480,90 @@ async fn send(
     }))
 }
 
-/// Send over HTTPS verifying the server against the grant's CA bundle (and the Web PKI).
-async fn send_with_ca(
+/// The TLS settings for HTTPS without a custom CA: the Web PKI roots.
+fn web_pki() -> Arc<rustls::ClientConfig> {
+    static CONFIG: std::sync::OnceLock<Arc<rustls::ClientConfig>> = std::sync::OnceLock::new();
+    Arc::clone(CONFIG.get_or_init(|| {
+        let roots = rustls::RootCertStore {
+            roots: webpki_roots::TLS_SERVER_ROOTS.into(),
+        };
+        Arc::new(
+            rustls::ClientConfig::builder()
+                .with_root_certificates(roots)
+                .with_no_client_auth(),
+        )
+    }))
+}
+
+/// Resolve the origin's host, keep the addresses `egress` allows, connect to the first
+/// that answers (TLS for `https`: verified against `ca` when given, else the Web PKI),
+/// and send the request over HTTP/1.1. The response body fails after `timeout` without a
+/// byte.
+async fn send_checked(
     mut request: Request<WasiBody>,
-    ca: &CustomCa,
     origin: &Origin,
+    ca: Option<&CustomCa>,
+    egress: &EgressPolicy,
     timeout: Duration,
 ) -> Result<Response<WasiBody>, HttpError> {
     use rustls::pki_types::ServerName;
-    let address = format!("{}:{}", origin.host, origin.port);
-    let stream = tokio::time::timeout(timeout, tokio::net::TcpStream::connect(&address))
+    let addresses = egress
+        .resolve(&origin.host, origin.port)
         .await
-        .map_err(|_| HttpError::ConnectionTimeout)?
-        .map_err(HttpError::Connect)?;
-    let host = origin.host.trim_start_matches('[').trim_end_matches(']');
-    let name = ServerName::try_from(host.to_owned())
-        .map_err(|e| HttpError::InternalError(Some(format!("TLS server name `{host}`: {e}"))))?;
-    let stream = tokio_rustls::TlsConnector::from(Arc::clone(&ca.0))
-        .connect(name, stream)
-        .await
-        .map_err(|e| {
-            HttpError::InternalError(Some(format!("TLS handshake with {address} failed: {e}")))
+        .map_err(|refused| {
+            tracing::warn!(%refused, "http request refused by the egress guard");
+            match refused {
+                super::egress::EgressError::Unresolved { .. } => HttpError::DnsError {
+                    rcode: None,
+                    info_code: None,
+                },
+                // Carries the reason to the plugin, which puts it in its error.
+                refused => HttpError::InternalError(Some(refused.to_string())),
+            }
         })?;
+    let mut last_error = None;
+    let mut connected = None;
+    for address in addresses {
+        match tokio::time::timeout(timeout, tokio::net::TcpStream::connect(address)).await {
+            Ok(Ok(stream)) => {
+                connected = Some(stream);
+                break;
+            }
+            Ok(Err(error)) => last_error = Some(HttpError::Connect(error)),
+            Err(_) => last_error = Some(HttpError::ConnectionTimeout),
+        }
+    }
+    let stream = connected.ok_or(last_error.unwrap_or(HttpError::DestinationNotFound))?;
+    let io: Box<dyn AsyncStream> = if origin.scheme == "https" {
+        let host = origin.host.trim_start_matches('[').trim_end_matches(']');
+        let name = ServerName::try_from(host.to_owned()).map_err(|e| {
+            HttpError::InternalError(Some(format!("TLS server name `{host}`: {e}")))
+        })?;
+        let config = ca.map_or_else(web_pki, |ca| Arc::clone(&ca.0));
+        let tls = tokio_rustls::TlsConnector::from(config)
+            .connect(name, stream)
+            .await
+            .map_err(|e| {
+                HttpError::InternalError(Some(format!("TLS handshake with {origin} failed: {e}")))
+            })?;
+        Box::new(tls)
+    } else {
+        Box::new(stream)
+    };
     let (mut sender, connection) =
-        hyper::client::conn::http1::handshake(wasmtime_wasi_http::io::TokioIo::new(stream)).await?;
+        hyper::client::conn::http1::handshake(wasmtime_wasi_http::io::TokioIo::new(io)).await?;
     tokio::spawn(async move {
         if let Err(error) = connection.await {
-            tracing::debug!(%error, "https connection ended with an error");
+            tracing::debug!(%error, "http connection ended with an error");
         }
     });
+    // The request line carries the path only; the origin goes into `Host`.
+    if !request.headers().contains_key(http::header::HOST)
+        && let Some(authority) = request.uri().authority()
+        && let Ok(value) = HeaderValue::from_str(authority.as_str())
+    {
+        request.headers_mut().insert(http::header::HOST, value);
+    }
     let path = request
         .uri()
         .path_and_query()
@@ -525,7 +571,58 @@ async fn send_with_ca(
         .to_owned();
     *request.uri_mut() = path.parse().map_err(|_| HttpError::HttpRequestUriInvalid)?;
     let response = sender.send_request(request).await?;
-    Ok(response.map(|body| body.map_err(HttpError::from).boxed_unsync()))
+    Ok(response.map(|body| {
+        BetweenBytes {
+            inner: body,
+            timeout,
+            sleep: Box::pin(tokio::time::sleep(timeout)),
+        }
+        .boxed_unsync()
+    }))
+}
+
+/// A connection, plain or TLS.
+trait AsyncStream: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Unpin {}
+impl<T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Unpin> AsyncStream for T {}
+
+/// A response body that fails when no data arrives for `timeout` (a stalled server).
+struct BetweenBytes {
+    inner: hyper::body::Incoming,
+    timeout: Duration,
+    sleep: std::pin::Pin<Box<tokio::time::Sleep>>,
+}
+
+impl hyper::body::Body for BetweenBytes {
+    type Data = Bytes;
+    type Error = HttpError;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<hyper::body::Frame<Bytes>, HttpError>>> {
+        use std::task::Poll;
+        match std::pin::Pin::new(&mut self.inner).poll_frame(cx) {
+            Poll::Ready(Some(Ok(frame))) => {
+                let next = tokio::time::Instant::now() + self.timeout;
+                self.sleep.as_mut().reset(next);
+                Poll::Ready(Some(Ok(frame)))
+            }
+            Poll::Ready(Some(Err(error))) => Poll::Ready(Some(Err(HttpError::from(error)))),
+            Poll::Ready(None) => Poll::Ready(None),
+            Poll::Pending => match self.sleep.as_mut().poll(cx) {
+                Poll::Ready(()) => Poll::Ready(Some(Err(HttpError::ConnectionReadTimeout))),
+                Poll::Pending => Poll::Pending,
+            },
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        self.inner.size_hint()
+    }
 }
 
 /// A GET of the cached URL: from memory when fresh, else revalidated (one request at a

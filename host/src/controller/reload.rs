@@ -262,6 +262,9 @@ impl Reloader {
         if config.sources.http != self.applied.sources.http {
             what.push("`sources.http`");
         }
+        if config.sources.egress != self.applied.sources.egress {
+            what.push("`sources.egress`");
+        }
         if config.cache_dir != self.applied.cache_dir {
             what.push("`cacheDir`");
         }

@@ -228,6 +228,7 @@ pub struct PluginRuntime {
     plugins: BTreeMap<String, Arc<LoadedPlugin>>,
     metrics: Option<Arc<PluginMetrics>>,
     call_slots: Arc<Semaphore>,
+    egress: Arc<crate::capabilities::egress::EgressPolicy>,
 }
 
 /// Build the engine used for plugins: Cranelift, component model, epoch interruption.
@@ -323,7 +324,14 @@ impl PluginRuntime {
             plugins: BTreeMap::new(),
             metrics,
             call_slots: Arc::new(Semaphore::new(MAX_CONCURRENT_CALLS as usize)),
+            egress: Arc::new(crate::capabilities::egress::EgressPolicy::public_only()),
         })
+    }
+
+    /// Which addresses plugins that hold their own HTTP grant (Helm 4 getters) may reach;
+    /// applies to plugins loaded afterwards. Default: public addresses only.
+    pub fn set_egress(&mut self, egress: Arc<crate::capabilities::egress::EgressPolicy>) {
+        self.egress = egress;
     }
 
     /// The engine.
@@ -565,6 +573,7 @@ impl PluginRuntime {
             &self.cache,
             config,
             metadata,
+            &self.egress,
         )?;
         let wit_version = format!(
             "{} {} ({} {})",

@@ -9,6 +9,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use git2::{FetchOptions, RemoteCallbacks, Repository};
+
+use crate::capabilities::egress::EgressPolicy;
 use sha2::{Digest, Sha256};
 
 use super::MirrorKey;
@@ -149,18 +151,23 @@ impl MirrorStore {
         }
     }
 
-    /// Create the mirror of `key` if needed and fetch every branch and tag into it.
-    /// Blocking: run on a blocking thread.
+    /// Create the mirror of `key` if needed and fetch every branch and tag into it, when
+    /// `egress` lets the remote be reached. Redirects are not followed: the guard could
+    /// not check where they lead. Blocking: run on a blocking thread.
     pub fn fetch_blocking(
         &self,
         key: &MirrorKey,
         credentials: Option<&GitCredentials>,
+        egress: &EgressPolicy,
     ) -> Result<PathBuf, MirrorError> {
         let url = &key.url;
         let failed = |message: String| MirrorError {
             url: url.clone(),
             message,
         };
+        egress
+            .check_git_url(url)
+            .map_err(|refused| failed(refused.to_string()))?;
         let path = self.path_of(key);
         let repository = match Repository::open_bare(&path) {
             Ok(repository) => repository,
@@ -208,6 +215,7 @@ impl MirrorStore {
         let mut options = FetchOptions::new();
         options.remote_callbacks(callbacks);
         options.prune(git2::FetchPrune::On);
+        options.follow_redirects(git2::RemoteRedirect::None);
         let mut remote = repository
             .remote_anonymous(url)
             .map_err(|e| failed(e.message().to_owned()))?;
@@ -234,6 +242,7 @@ impl MirrorStore {
         self: &Arc<Self>,
         key: &MirrorKey,
         credentials: Option<GitCredentials>,
+        egress: Arc<EgressPolicy>,
     ) -> Result<PathBuf, MirrorError> {
         let failed = |message: String| MirrorError {
             url: key.url.clone(),
@@ -258,7 +267,7 @@ impl MirrorStore {
         let owned = key.clone();
         let task = tokio::task::spawn_blocking(move || {
             let _guard = guard;
-            store.fetch_blocking(&owned, credentials.as_ref())
+            store.fetch_blocking(&owned, credentials.as_ref(), &egress)
         });
         match tokio::time::timeout(self.timeout, task).await {
             Ok(Ok(result)) => result,
@@ -327,5 +336,35 @@ mod tests {
             password: "hunter2".into(),
         };
         assert!(!format!("{secret:?}").contains("hunter2"));
+    }
+
+    #[test]
+    fn remotes_the_egress_guard_refuses_are_never_fetched() {
+        use super::*;
+        let dir = tempfile::tempdir().unwrap();
+        let store = MirrorStore::new(dir.path(), Duration::from_secs(5));
+        let strict = EgressPolicy::public_only();
+        for (url, expected) in [
+            (
+                "file:///srv/git/another-tenant",
+                "sources.egress.allowLocalPaths",
+            ),
+            (
+                "http://169.254.169.254/org/repo.git",
+                "resolves to 169.254.169.254, a link-local address",
+            ),
+            (
+                "https://127.0.0.2:8443/repo.git",
+                "resolves to 127.0.0.2, a loopback address",
+            ),
+        ] {
+            let key = MirrorKey {
+                url: url.into(),
+                credentials: None,
+            };
+            let error = store.fetch_blocking(&key, None, &strict).unwrap_err();
+            assert!(error.to_string().contains(expected), "{url}: {error}");
+            assert!(!store.path_of(&key).exists(), "{url}: no mirror created");
+        }
     }
 }

@@ -22,6 +22,7 @@ use super::registry::SourceRegistry;
 use super::{MirrorKey, ReleaseKey, SecretRef, SourceSpec, redact_userinfo};
 use crate::capabilities::Grants;
 use crate::capabilities::credentials::CredentialsGrant;
+use crate::capabilities::egress::EgressPolicy;
 use crate::capabilities::git::GitGrant;
 use crate::capabilities::http::{
     BasicAuth, CachedUrl, CustomCa, DEFAULT_INDEX_CAP, DEFAULT_RESPONSE_CAP, DEFAULT_TIMEOUT,
@@ -54,12 +55,19 @@ pub struct HttpOptions {
     pub max_response_bytes: u64,
     /// Per-request timeout (connect, first byte, between bytes).
     pub timeout: Duration,
+    /// Which addresses source URLs may reach (HTTP requests and git remotes).
+    pub egress: Arc<EgressPolicy>,
 }
 
 impl HttpOptions {
-    /// From the configuration file's `sources.http` (validated on load; a host that does
-    /// not parse is skipped with a warning).
-    pub fn from_config(config: &crate::config::HttpConfig) -> Self {
+    /// From the configuration file's `sources.http` and `sources.egress` (validated on
+    /// load; a host that does not parse is skipped with a warning).
+    pub fn from_config(sources: &crate::config::SourcesConfig) -> Self {
+        let config = &sources.http;
+        let egress = sources.egress.policy().unwrap_or_else(|error| {
+            tracing::warn!(%error, "ignoring the egress exceptions");
+            EgressPolicy::public_only()
+        });
         let extra_hosts = config
             .allow_hosts
             .iter()
@@ -76,6 +84,7 @@ impl HttpOptions {
             max_document_bytes: config.max_index_mib << 20,
             max_response_bytes: config.max_chart_mib << 20,
             timeout: Duration::from_millis(config.timeout_ms),
+            egress: Arc::new(egress),
         }
     }
 }
@@ -87,6 +96,7 @@ impl Default for HttpOptions {
             max_document_bytes: DEFAULT_INDEX_CAP,
             max_response_bytes: DEFAULT_RESPONSE_CAP,
             timeout: DEFAULT_TIMEOUT,
+            egress: Arc::new(EgressPolicy::public_only()),
         }
     }
 }
@@ -480,6 +490,7 @@ impl SourceSync {
             None
         } else {
             let mut grant = HttpGrant::empty()
+                .with_egress(Arc::clone(&self.http.egress))
                 .with_hosts(self.http.extra_hosts.iter().cloned())
                 .with_max_response_bytes(self.http.max_response_bytes)
                 .with_timeout(self.http.timeout);
@@ -841,10 +852,14 @@ impl SourceSync {
                     }),
                     Some(Ok(credentials)) => self
                         .mirrors
-                        .fetch(&key, Some(credentials))
+                        .fetch(&key, Some(credentials), Arc::clone(&self.http.egress))
                         .await
                         .map(|_| ()),
-                    None => self.mirrors.fetch(&key, None).await.map(|_| ()),
+                    None => self
+                        .mirrors
+                        .fetch(&key, None, Arc::clone(&self.http.egress))
+                        .await
+                        .map(|_| ()),
                 };
                 (key, result)
             }

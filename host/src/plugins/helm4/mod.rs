@@ -93,6 +93,7 @@ pub(crate) fn load(
     cache: &CompiledCache,
     config: &PluginConfig,
     metadata_path: &Path,
+    egress: &Arc<crate::capabilities::egress::EgressPolicy>,
 ) -> Result<(Helm4Plugin, ComponentDescription, CacheOutcome), LoadError> {
     let name = config.name.clone();
     let dir = metadata_path
@@ -188,6 +189,7 @@ pub(crate) fn load(
             .min(DEFAULT_RESPONSE_CAP);
         Arc::new(
             HttpGrant::empty()
+                .with_egress(Arc::clone(egress))
                 .with_hosts(patterns)
                 .with_max_response_bytes(cap)
                 .with_timeout(
