@@ -132,7 +132,7 @@ pub enum HelmVersion {
 #[derive(Deserialize, Serialize, Clone, Debug, Default, KubeSchema)]
 #[serde(rename_all = "camelCase")]
 #[x_kube(validation = kube::core::Rule::new("(has(self.git) ? 1 : 0) + (has(self.repository) ? 1 : 0) + (has(self.source) ? 1 : 0) == 1").message("set one of chart.git (with chart.path), chart.repository (with chart.name and chart.version), or chart.source (with kind and spec)"))]
-#[x_kube(validation = kube::core::Rule::new("!has(self.insecure) || !self.insecure || has(self.repository)").message("chart.insecure applies to chart.repository only"))]
+#[x_kube(validation = kube::core::Rule::new("!has(self.insecure) || !self.insecure || has(self.repository) || has(self.git)").message("chart.insecure applies to chart.repository and chart.git"))]
 pub struct ChartSource {
     /// Git repository URL (`https://`, `ssh://`, `file://`, `git@host:org/repo`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -161,8 +161,8 @@ pub struct ChartSource {
     /// Secret with Helm repository credentials (`username`/`password`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chart_pull_secret: Option<NamespacedRef>,
-    /// Let the Helm repository credentials be sent over a plain `http://` URL; refused
-    /// otherwise.
+    /// Let the chart credentials (`chartPullSecret` or `secretRef`) be sent over a plain
+    /// `http://` Helm repository or git URL; refused otherwise.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub insecure: bool,
     /// A chart from any source kind a configured plugin serves (`oci`, `https-url`, an
@@ -241,11 +241,11 @@ impl ChartSource {
             (None, Some(url), None) => {
                 let reference = set(&self.git_ref).unwrap_or_else(|| DEFAULT_GIT_REF.to_owned());
                 let path = self.path.as_deref().unwrap_or_default().trim_matches('/');
-                Ok((
-                    "git".to_owned(),
-                    serde_json::json!({"url": url, "ref": reference, "path": path}),
-                    self.secret_ref.as_ref(),
-                ))
+                let mut spec = serde_json::json!({"url": url, "ref": reference, "path": path});
+                if self.insecure {
+                    spec["insecure"] = serde_json::Value::Bool(true);
+                }
+                Ok(("git".to_owned(), spec, self.secret_ref.as_ref()))
             }
             (None, None, Some(url)) => {
                 let name = set(&self.name).ok_or_else(|| {

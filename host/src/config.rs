@@ -281,9 +281,18 @@ pub struct Config {
     /// `spec.serviceAccountName` acts as (lock-down mode); unset: the operator's identity.
     #[serde(default)]
     pub default_service_account: Option<String>,
+    /// Linear memory all plugin calls in flight may hold together, in MiB: the guests'
+    /// memory lives in the operator process. A call whose growth would pass it fails
+    /// (and is retried later). Default 2048.
+    #[serde(default = "Config::default_plugin_memory_budget_mib")]
+    pub plugin_memory_budget_mib: usize,
 }
 
 impl Config {
+    fn default_plugin_memory_budget_mib() -> usize {
+        crate::plugins::DEFAULT_MEMORY_BUDGET_MIB
+    }
+
     /// Read, parse and validate a config file; relative plugin paths are resolved against
     /// the file's folder.
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
@@ -326,6 +335,9 @@ impl Config {
 
     fn validate(&self) -> Result<(), String> {
         self.sources.egress.policy()?;
+        if self.plugin_memory_budget_mib == 0 {
+            return Err("pluginMemoryBudgetMib must be greater than zero".into());
+        }
         let mut names = BTreeSet::new();
         for (index, plugin) in self.plugins.iter().enumerate() {
             if plugin.name.is_empty() {

@@ -870,6 +870,7 @@ async fn source(args: SourceArgs, output: Option<PathBuf>) -> anyhow::Result<()>
     runtime.set_egress(Arc::new(
         config.sources.egress.policy().map_err(anyhow::Error::msg)?,
     ));
+    runtime.set_memory_budget_mib(config.plugin_memory_budget_mib);
     let sources: Vec<_> = config
         .plugins
         .iter()
@@ -948,6 +949,7 @@ async fn run(
     runtime.set_egress(std::sync::Arc::new(
         config.sources.egress.policy().map_err(anyhow::Error::msg)?,
     ));
+    runtime.set_memory_budget_mib(config.plugin_memory_budget_mib);
     let report = runtime.load_all(&config.plugins);
     for plugin in &report.loaded {
         tracing::info!(

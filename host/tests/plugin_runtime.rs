@@ -194,6 +194,65 @@ async fn allocating_plugin_fails_with_memory_limit_and_the_next_call_succeeds() 
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn calls_share_one_memory_budget_and_give_it_back() {
+    let cache = tempfile::tempdir().unwrap();
+    let mut runtime = runtime(cache.path());
+    runtime.set_memory_budget_mib(24);
+    let limits = PluginLimits {
+        memory_mib: 256,
+        timeout_ms: 10_000,
+    };
+    runtime
+        .load(&entry(
+            "hoard",
+            "test-allocate-forever",
+            PluginWorld::Source,
+            limits,
+        ))
+        .unwrap();
+    let plugin = runtime.source("hoard").unwrap();
+    // Four calls at once, each growing without end: each stops at the shared budget (its
+    // own limit is far above), not at 4 × 256 MiB.
+    let hoard = request("hoard");
+    let calls = (0..4).map(|_| plugin.resolve(&hoard, Grants::default()));
+    for result in futures::future::join_all(calls).await {
+        let error = result.unwrap_err();
+        let CallFailure::MemoryBudget {
+            budget_mib,
+            wanted_mib,
+            others_mib,
+        } = error.cause
+        else {
+            panic!("not the budget: {error}")
+        };
+        assert_eq!(budget_mib, 24, "{error}");
+        // What this call wanted plus what the others held passes the budget.
+        assert!(
+            wanted_mib + others_mib > 24 && wanted_mib <= 24 + 1,
+            "{error}"
+        );
+        assert!(error.retryable(), "{error}");
+        assert!(
+            error.to_string().contains(&format!(
+                "growing to {wanted_mib} MiB would pass the plugins' shared memory budget of 24 MiB ({others_mib} MiB held by other calls in flight)"
+            )),
+            "{error}"
+        );
+    }
+    // Every reservation was given back with its store.
+    assert_eq!(runtime.memory_budget().in_use(), 0);
+    assert_eq!(
+        plugin
+            .resolve(&request("ok"), Grants::default())
+            .await
+            .unwrap()
+            .id,
+        "ok"
+    );
+    assert_eq!(runtime.memory_budget().in_use(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn trapping_plugin_error_names_plugin_and_function_and_the_next_call_succeeds() {
     let cache = tempfile::tempdir().unwrap();
     let mut runtime = runtime(cache.path());

@@ -577,8 +577,20 @@ async fn smart_http_with_basic_auth_and_every_credential_failure_named() {
     chart_repository(&root.path().join("charts.git"), "private");
     let server = GitHttpServer::start(root.path(), root.path().join("http.log"), "alice", "s3cret");
     let url = format!("http://127.0.0.1:{}/charts.git", server.port);
-    let with = |name: &str| with_secret(source(&url, main_branch(), "chart"), name);
+    // The test server speaks plain HTTP: the credentials go there only when the spec says
+    // `insecure: true`.
+    let insecure = |mut spec: SourceSpec| {
+        let mut value: serde_json::Value = serde_json::from_str(&spec.spec).unwrap();
+        value["insecure"] = serde_json::Value::Bool(true);
+        spec.spec = value.to_string();
+        spec
+    };
+    let with = |name: &str| insecure(with_secret(source(&url, main_branch(), "chart"), name));
     let specs = BTreeMap::from([
+        (
+            release(0),
+            with_secret(source(&url, main_branch(), "chart"), "good"),
+        ),
         (release(1), with("good")),
         (release(2), with("bad")),
         (release(3), with("missing")),
@@ -595,6 +607,15 @@ async fn smart_http_with_basic_auth_and_every_credential_failure_named() {
     };
     let prefix = format!("git source {url} (path: chart, ref: main): ");
     assert!(
+        err(0).starts_with(&prefix)
+            && err(0).contains(&format!(
+                "credentials secret apps/good would be sent over plain HTTP to {url}: use an https:// URL, or set `insecure: true` in the source spec"
+            )),
+        "{}",
+        err(0)
+    );
+    let prefix = format!("git source {url} (insecure: true, path: chart, ref: main): ");
+    assert!(
         err(2).starts_with(&prefix) && err(2).contains("credentials rejected"),
         "{}",
         err(2)
@@ -610,6 +631,7 @@ async fn smart_http_with_basic_auth_and_every_credential_failure_named() {
         "{}",
         err(3)
     );
+    let prefix = format!("git source {url} (path: chart, ref: main): ");
     assert!(
         err(4).starts_with(&prefix)
             && err(4).contains("asks for credentials and none are configured"),

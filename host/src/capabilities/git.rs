@@ -32,6 +32,67 @@ impl GitGrant {
     }
 }
 
+/// Every file under `path` at `commit` (symlinks skipped: a chart cannot point outside its
+/// tree), failing once their total size would pass `cap`. Sizes come from object headers,
+/// so an oversized blob is refused before it is inflated: a 2 GiB blob costs a header
+/// read, not 2 GiB of memory.
+fn read_files(
+    repository: &Repository,
+    commit: &str,
+    path: &str,
+    cap: usize,
+) -> Result<Vec<File>, Error> {
+    let tree = subtree(repository, commit, path)?;
+    let odb = repository
+        .odb()
+        .map_err(|e| git_error("open object database", e))?;
+    let mut files = Vec::new();
+    let mut total = 0usize;
+    let mut failure = None;
+    let walked = tree.walk(TreeWalkMode::PreOrder, |folder, entry| {
+        if entry.kind() != Some(ObjectType::Blob) || entry.filemode() == 0o120000 {
+            return TreeWalkResult::Ok;
+        }
+        let name = format!("{folder}{}", entry.name().unwrap_or_default());
+        let read = odb.read_header(entry.id()).and_then(|(size, _)| {
+            total = total.saturating_add(size);
+            if total > cap {
+                return Ok(None);
+            }
+            repository.find_blob(entry.id()).map(Some)
+        });
+        match read {
+            Ok(Some(blob)) => {
+                files.push(File {
+                    path: name,
+                    executable: entry.filemode() == 0o100755,
+                    contents: blob.content().to_vec(),
+                });
+                TreeWalkResult::Ok
+            }
+            Ok(None) => {
+                failure = Some(error(
+                    ErrorCode::InvalidInput,
+                    format!(
+                        "`{path}` at {commit} holds more than {} MiB (at {name})",
+                        cap >> 20
+                    ),
+                ));
+                TreeWalkResult::Abort
+            }
+            Err(e) => {
+                failure = Some(git_error(&format!("read {name}"), e));
+                TreeWalkResult::Abort
+            }
+        }
+    });
+    match (walked, failure) {
+        (_, Some(failure)) => Err(failure),
+        (Err(e), None) => Err(git_error("walk tree", e)),
+        (Ok(()), None) => Ok(files),
+    }
+}
+
 /// An open mirror, as held in a call's resource table.
 #[derive(Debug)]
 pub struct OpenRepository {
@@ -205,52 +266,7 @@ impl HostRepository for CallState {
     ) -> Result<Vec<File>, Error> {
         let repository_path = self.repository_path(&handle)?;
         blocking(&repository_path, move |repository| {
-            let tree = subtree(repository, &commit, &path)?;
-            let mut files = Vec::new();
-            let mut total = 0usize;
-            let mut failure = None;
-            tree.walk(TreeWalkMode::PreOrder, |folder, entry| {
-                if entry.kind() != Some(ObjectType::Blob) || entry.filemode() == 0o120000 {
-                    return TreeWalkResult::Ok;
-                }
-                let name = format!("{folder}{}", entry.name().unwrap_or_default());
-                match repository.find_blob(entry.id()) {
-                    Ok(blob) => {
-                        total += blob.size();
-                        if total > MAX_TREE_BYTES {
-                            failure = Some(error(
-                                ErrorCode::InvalidInput,
-                                format!(
-                                    "`{path}` at {commit} holds more than {} MiB",
-                                    MAX_TREE_BYTES >> 20
-                                ),
-                            ));
-                            return TreeWalkResult::Abort;
-                        }
-                        files.push(File {
-                            path: name,
-                            executable: entry.filemode() == 0o100755,
-                            contents: blob.content().to_vec(),
-                        });
-                        TreeWalkResult::Ok
-                    }
-                    Err(e) => {
-                        failure = Some(git_error(&format!("read {name}"), e));
-                        TreeWalkResult::Abort
-                    }
-                }
-            })
-            .or_else(|e| {
-                if failure.is_some() {
-                    Ok(())
-                } else {
-                    Err(git_error("walk tree", e))
-                }
-            })?;
-            match failure {
-                Some(failure) => Err(failure),
-                None => Ok(files),
-            }
+            read_files(repository, &commit, &path, MAX_TREE_BYTES)
         })
         .await
     }
@@ -258,5 +274,79 @@ impl HostRepository for CallState {
     async fn drop(&mut self, handle: Resource<OpenRepository>) -> wasmtime::Result<()> {
         self.table.delete(handle)?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::process::Command;
+
+    fn git(dir: &Path, args: &[&str]) -> String {
+        let out = Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    }
+
+    /// Peak resident memory of this process since the last reset, in MiB (Linux).
+    fn peak_rss_mib() -> Option<u64> {
+        let status = std::fs::read_to_string("/proc/self/status").ok()?;
+        let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+        let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+        Some(kib >> 10)
+    }
+
+    #[test]
+    fn an_oversized_blob_is_refused_from_its_header_without_being_inflated() {
+        let dir = tempfile::tempdir().unwrap();
+        let work = dir.path();
+        git(work, &["init", "-q", "-b", "main"]);
+        std::fs::create_dir_all(work.join("chart/templates")).unwrap();
+        std::fs::write(work.join("chart/Chart.yaml"), "name: big\nversion: 1.0.0\n").unwrap();
+        // 512 MiB of zeros in a sparse file: git stores it in well under a MiB.
+        let big = std::fs::File::create(work.join("chart/templates/big.yaml")).unwrap();
+        big.set_len(512 << 20).unwrap();
+        drop(big);
+        git(work, &["add", "."]);
+        git(work, &["commit", "-qm", "big"]);
+        let commit = git(work, &["rev-parse", "HEAD"]);
+        let repository = Repository::open(work).unwrap();
+
+        // Reset the peak (writing 5 to clear_refs), so the reading below is what the read
+        // costs; where the kernel does not allow it the check is skipped, the rest holds.
+        let reset = std::fs::write("/proc/self/clear_refs", "5").is_ok();
+        let before = peak_rss_mib();
+        let error = read_files(&repository, &commit, "chart", MAX_TREE_BYTES).unwrap_err();
+        assert_eq!(error.code, ErrorCode::InvalidInput);
+        assert!(
+            error.message.contains("`chart` at ")
+                && error
+                    .message
+                    .contains("holds more than 64 MiB (at templates/big.yaml)"),
+            "{}",
+            error.message
+        );
+        if let (true, Some(before), Some(after)) = (reset, before, peak_rss_mib()) {
+            assert!(
+                after.saturating_sub(before) < 64,
+                "reading the header of a 512 MiB blob raised the peak RSS from {before} to {after} MiB"
+            );
+        }
+        // Within the cap the files are read.
+        std::fs::remove_file(work.join("chart/templates/big.yaml")).unwrap();
+        git(work, &["commit", "-qam", "small"]);
+        let commit = git(work, &["rev-parse", "HEAD"]);
+        let files = read_files(&repository, &commit, "chart", MAX_TREE_BYTES).unwrap();
+        assert_eq!(files.len(), 1);
+        assert_eq!(files[0].path, "Chart.yaml");
     }
 }

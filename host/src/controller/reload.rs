@@ -265,6 +265,9 @@ impl Reloader {
         if config.sources.egress != self.applied.sources.egress {
             what.push("`sources.egress`");
         }
+        if config.plugin_memory_budget_mib != self.applied.plugin_memory_budget_mib {
+            what.push("`pluginMemoryBudgetMib`");
+        }
         if config.cache_dir != self.applied.cache_dir {
             what.push("`cacheDir`");
         }

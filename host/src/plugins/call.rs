@@ -2,7 +2,7 @@
 //! deadline, and how a failed call is described (plugin, function, cause).
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use tokio::sync::Semaphore;
@@ -49,11 +49,90 @@ impl WasiView for CallState {
     }
 }
 
-/// Refuses linear-memory growth past the plugin's limit and remembers that it did, so the
-/// resulting trap can be reported as what it is.
+/// The linear memory every plugin call in flight may hold together: the guests' memory
+/// lives in the operator's process, so per-call limits alone bound it only by the number of
+/// calls times their limit. Each call reserves its growth here and gives it back when its
+/// store is dropped; a growth past the budget fails that call (retryable: the memory of
+/// other calls is freed as they end), never the operator.
+#[derive(Debug)]
+pub struct MemoryBudget {
+    limit: usize,
+    used: AtomicUsize,
+}
+
+impl MemoryBudget {
+    /// A budget of `limit` bytes.
+    pub fn new(limit: usize) -> Arc<MemoryBudget> {
+        Arc::new(MemoryBudget {
+            limit,
+            used: AtomicUsize::new(0),
+        })
+    }
+
+    /// The budget, in bytes.
+    pub fn limit(&self) -> usize {
+        self.limit
+    }
+
+    /// Bytes reserved by calls in flight.
+    pub fn in_use(&self) -> usize {
+        self.used.load(Ordering::Acquire)
+    }
+
+    /// Reserve `bytes`; false (nothing reserved) when that would pass the budget.
+    fn reserve(&self, bytes: usize) -> bool {
+        self.used
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |used| {
+                used.checked_add(bytes).filter(|total| *total <= self.limit)
+            })
+            .is_ok()
+    }
+
+    fn release(&self, bytes: usize) {
+        self.used.fetch_sub(bytes, Ordering::AcqRel);
+    }
+}
+
+/// A refused growth against the budget: what the call wanted and what others held.
+#[derive(Debug, Default)]
+pub(crate) struct BudgetRefusal {
+    hit: AtomicBool,
+    wanted: AtomicUsize,
+    others: AtomicUsize,
+}
+
+impl BudgetRefusal {
+    fn record(&self, wanted: usize, others: usize) {
+        self.wanted.store(wanted, Ordering::Relaxed);
+        self.others.store(others, Ordering::Relaxed);
+        self.hit.store(true, Ordering::Release);
+    }
+
+    fn recorded(&self) -> Option<(usize, usize)> {
+        self.hit.load(Ordering::Acquire).then(|| {
+            (
+                self.wanted.load(Ordering::Relaxed),
+                self.others.load(Ordering::Relaxed),
+            )
+        })
+    }
+}
+
+/// Refuses linear-memory growth past the plugin's limit or the shared [`MemoryBudget`], and
+/// remembers which, so the resulting trap can be reported as what it is. What it reserved
+/// from the budget is given back when the call's store (which owns it) is dropped.
 pub(crate) struct MemoryLimiter {
     limit: usize,
     refused: Arc<AtomicBool>,
+    budget: Arc<MemoryBudget>,
+    reserved: usize,
+    over_budget: Arc<BudgetRefusal>,
+}
+
+impl Drop for MemoryLimiter {
+    fn drop(&mut self) {
+        self.budget.release(self.reserved);
+    }
 }
 
 /// Most table elements one instance may have (guards host memory like the memory limit).
@@ -75,7 +154,7 @@ impl MemoryLimiter {
 impl ResourceLimiter for MemoryLimiter {
     fn memory_growing(
         &mut self,
-        _current: usize,
+        current: usize,
         desired: usize,
         _maximum: Option<usize>,
     ) -> wasmtime::Result<bool> {
@@ -83,6 +162,14 @@ impl ResourceLimiter for MemoryLimiter {
             self.refused.store(true, Ordering::Relaxed);
             return Ok(false);
         }
+        let growth = desired.saturating_sub(current);
+        if !self.budget.reserve(growth) {
+            let wanted = self.reserved.saturating_add(growth);
+            let others = self.budget.in_use().saturating_sub(self.reserved);
+            self.over_budget.record(wanted, others);
+            return Ok(false);
+        }
+        self.reserved += growth;
         Ok(true)
     }
 
@@ -150,6 +237,18 @@ pub enum CallFailure {
         /// The limit.
         limit_mib: u32,
     },
+    /// The plugin's memory would have passed what all calls in flight may hold together.
+    #[error(
+        "growing to {wanted_mib} MiB would pass the plugins' shared memory budget of {budget_mib} MiB ({others_mib} MiB held by other calls in flight)"
+    )]
+    MemoryBudget {
+        /// The budget.
+        budget_mib: usize,
+        /// What this call's instance would have held.
+        wanted_mib: usize,
+        /// What the other calls held at that moment.
+        others_mib: usize,
+    },
     /// The plugin trapped (while being instantiated or called).
     #[error("trapped: {0}")]
     Trap(String),
@@ -166,6 +265,7 @@ impl CallFailure {
             CallFailure::Returned { .. } => "error",
             CallFailure::Deadline(_) => "deadline",
             CallFailure::MemoryLimit { .. } => "memory",
+            CallFailure::MemoryBudget { .. } => "memory_budget",
             CallFailure::Trap(_) => "trap",
             CallFailure::Locked(_) => "locked",
         }
@@ -189,7 +289,9 @@ impl CallError {
     pub fn retryable(&self) -> bool {
         match &self.cause {
             CallFailure::Returned { retryable, .. } => *retryable,
-            CallFailure::Deadline(_) | CallFailure::Locked(_) => true,
+            CallFailure::Deadline(_)
+            | CallFailure::Locked(_)
+            | CallFailure::MemoryBudget { .. } => true,
             _ => false,
         }
     }
@@ -204,6 +306,8 @@ pub(crate) struct CallGuard {
     timeout: Duration,
     memory_mib: u32,
     refused: Arc<AtomicBool>,
+    over_budget: Arc<BudgetRefusal>,
+    budget_mib: usize,
     metrics: Option<Arc<PluginMetrics>>,
 }
 
@@ -212,6 +316,7 @@ pub(crate) struct CallGuard {
 pub(crate) struct CallRuntime<'a> {
     pub(crate) engine: &'a Engine,
     pub(crate) call_slots: &'a Arc<Semaphore>,
+    pub(crate) memory_budget: &'a Arc<MemoryBudget>,
     pub(crate) metrics: &'a Option<Arc<PluginMetrics>>,
 }
 
@@ -255,9 +360,13 @@ pub(crate) fn start_with<S: Send + 'static>(
     limiter_of: fn(&mut S) -> &mut MemoryLimiter,
 ) -> (Store<S>, CallGuard) {
     let refused = Arc::new(AtomicBool::new(false));
+    let over_budget = Arc::new(BudgetRefusal::default());
     let limiter = MemoryLimiter {
         limit: limits.memory_bytes(),
         refused: Arc::clone(&refused),
+        budget: Arc::clone(runtime.memory_budget),
+        reserved: 0,
+        over_budget: Arc::clone(&over_budget),
     };
     let mut store = Store::new(runtime.engine, state(limiter));
     store.limiter(move |state| limiter_of(state));
@@ -280,6 +389,8 @@ pub(crate) fn start_with<S: Send + 'static>(
         timeout,
         memory_mib: limits.memory_mib,
         refused,
+        over_budget,
+        budget_mib: runtime.memory_budget.limit() >> 20,
         metrics: runtime.metrics.clone(),
     };
     (store, guard)
@@ -350,6 +461,13 @@ impl CallGuard {
         if self.refused.load(Ordering::Relaxed) {
             return CallFailure::MemoryLimit {
                 limit_mib: self.memory_mib,
+            };
+        }
+        if let Some((wanted, others)) = self.over_budget.recorded() {
+            return CallFailure::MemoryBudget {
+                budget_mib: self.budget_mib,
+                wanted_mib: wanted.div_ceil(1 << 20),
+                others_mib: others >> 20,
             };
         }
         if let Some(failure) = error.downcast_ref::<HostFailure>() {

@@ -50,7 +50,8 @@ pub fn declared_kind(kind: &str) -> Option<DeclaredKind> {
                     "url": {"type": "string", "minLength": 1},
                     "ref": {"type": "string", "minLength": 1},
                     "semver": {"type": "string", "minLength": 1},
-                    "path": {"type": "string"}
+                    "path": {"type": "string"},
+                    "insecure": {"type": "boolean"}
                 },
                 "additionalProperties": false
             }),

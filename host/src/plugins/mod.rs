@@ -41,6 +41,9 @@ use crate::telemetry::PluginMetrics;
 /// pooling allocator below, which preallocates this many instance slots.
 pub const MAX_CONCURRENT_CALLS: u32 = 256;
 
+/// Default of the memory all plugin calls in flight may hold together, in MiB.
+pub const DEFAULT_MEMORY_BUDGET_MIB: usize = 2048;
+
 /// How often the engine's epoch advances: the granularity of call deadlines and of a busy
 /// guest yielding to other tasks.
 pub const EPOCH_TICK: Duration = Duration::from_millis(10);
@@ -228,6 +231,7 @@ pub struct PluginRuntime {
     plugins: BTreeMap<String, Arc<LoadedPlugin>>,
     metrics: Option<Arc<PluginMetrics>>,
     call_slots: Arc<Semaphore>,
+    memory_budget: Arc<call::MemoryBudget>,
     egress: Arc<crate::capabilities::egress::EgressPolicy>,
 }
 
@@ -324,8 +328,20 @@ impl PluginRuntime {
             plugins: BTreeMap::new(),
             metrics,
             call_slots: Arc::new(Semaphore::new(MAX_CONCURRENT_CALLS as usize)),
+            memory_budget: call::MemoryBudget::new(DEFAULT_MEMORY_BUDGET_MIB << 20),
             egress: Arc::new(crate::capabilities::egress::EgressPolicy::public_only()),
         })
+    }
+
+    /// The linear memory all calls in flight may hold together, in MiB (see
+    /// [`call::MemoryBudget`]); applies to calls started afterwards.
+    pub fn set_memory_budget_mib(&mut self, mib: usize) {
+        self.memory_budget = call::MemoryBudget::new(mib << 20);
+    }
+
+    /// The shared memory budget.
+    pub fn memory_budget(&self) -> &Arc<call::MemoryBudget> {
+        &self.memory_budget
     }
 
     /// Which addresses plugins that hold their own HTTP grant (Helm 4 getters) may reach;
@@ -618,6 +634,7 @@ impl PluginRuntime {
             plugin: Arc::clone(plugin),
             metrics: self.metrics.clone(),
             call_slots: Arc::clone(&self.call_slots),
+            memory_budget: Arc::clone(&self.memory_budget),
         }
     }
 
@@ -681,6 +698,7 @@ struct Handle {
     plugin: Arc<LoadedPlugin>,
     metrics: Option<Arc<PluginMetrics>>,
     call_slots: Arc<Semaphore>,
+    memory_budget: Arc<call::MemoryBudget>,
 }
 
 impl Handle {
@@ -688,6 +706,7 @@ impl Handle {
         call::CallRuntime {
             engine: &self.engine,
             call_slots: &self.call_slots,
+            memory_budget: &self.memory_budget,
             metrics: &self.metrics,
         }
     }

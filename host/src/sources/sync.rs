@@ -438,6 +438,23 @@ impl SourceSync {
                         format!("spec field {pointer} (the git repository URL) is missing or not a string"),
                     )
                 })?;
+                // The git capability's rule: a credentials Secret goes to a plain `http://`
+                // remote only when the spec's top-level `insecure` is true.
+                if let Some(secret) = &source.credentials
+                    && url.trim().to_ascii_lowercase().starts_with("http://")
+                    && !flag_at(&spec, Some("/insecure"))
+                {
+                    return Err(source_error(
+                        source,
+                        Some(entry),
+                        format!(
+                            "credentials secret {}/{} would be sent over plain HTTP to {}: use an https:// URL, or set `insecure: true` in the source spec",
+                            secret.namespace,
+                            secret.name,
+                            redact_userinfo(url.trim())
+                        ),
+                    ));
+                }
                 Some(MirrorKey {
                     url: url.trim().to_owned(),
                     credentials: source.credentials.clone(),

@@ -31,7 +31,8 @@ const GIT_SCHEMA: &str = r#"{
     "url": {"type": "string", "minLength": 1, "description": "Repository URL: https://, http://, ssh://, git://, file:// or git@host:org/repo"},
     "ref": {"type": "string", "minLength": 1, "description": "Branch, tag or commit to follow (default master)"},
     "semver": {"type": "string", "minLength": 1, "description": "Follow the highest tag in this SemVer range instead of ref"},
-    "path": {"type": "string", "description": "Chart folder inside the repository (default: the root)"}
+    "path": {"type": "string", "description": "Chart folder inside the repository (default: the root)"},
+    "insecure": {"type": "boolean", "description": "Let the host send the credentials Secret to a plain http:// URL (refused otherwise)"}
   },
   "not": {"required": ["ref", "semver"]},
   "additionalProperties": false
