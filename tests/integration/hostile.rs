@@ -157,3 +157,200 @@ pub async fn hostile_charts_fail_alone_with_bounded_memory(cluster: Arc<Cluster>
         "operator peak RSS {peak_mib} MiB with a {MEMORY_BUDGET_MIB} MiB guest memory budget"
     );
 }
+
+/// One tar entry of a hand-written archive: `name` as stored (no path cleaning: fixtures
+/// need what tar libraries refuse to write), a type flag (`b'0'` file, `b'2'` symlink),
+/// the link target, and the contents.
+struct TarEntry<'a> {
+    name: &'a str,
+    kind: u8,
+    link: &'a str,
+    contents: &'a [u8],
+}
+
+/// A ustar header block for `entry`.
+fn tar_header(entry: &TarEntry<'_>) -> [u8; 512] {
+    let mut header = [0u8; 512];
+    let mut put = |at: usize, bytes: &[u8]| header[at..at + bytes.len()].copy_from_slice(bytes);
+    put(0, entry.name.as_bytes());
+    put(100, b"0000644\0");
+    put(108, b"0000000\0");
+    put(116, b"0000000\0");
+    put(124, format!("{:011o}\0", entry.contents.len()).as_bytes());
+    put(136, b"00000000000\0");
+    put(148, b"        ");
+    put(156, &[entry.kind]);
+    put(157, entry.link.as_bytes());
+    put(257, b"ustar\0");
+    put(263, b"00");
+    let sum: u32 = header.iter().map(|b| u32::from(*b)).sum();
+    header[148..156].copy_from_slice(format!("{sum:06o}\0 ").as_bytes());
+    header
+}
+
+/// A gzipped tar of `entries`, written as a chart archive is; `zero_files` adds that many
+/// 4 MiB files of zeros under `<chart>/files/` (a zip bomb: they compress to almost
+/// nothing), streamed so the test never holds them.
+fn chart_archive(chart: &str, entries: &[TarEntry<'_>], zero_files: usize) -> Vec<u8> {
+    use std::io::Write;
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    let chart_yaml = format!("apiVersion: v2\nname: {chart}\nversion: 0.1.0\n");
+    let chart_yaml_name = format!("{chart}/Chart.yaml");
+    let own = TarEntry {
+        name: &chart_yaml_name,
+        kind: b'0',
+        link: "",
+        contents: chart_yaml.as_bytes(),
+    };
+    let zeros = vec![0u8; 4 << 20];
+    let zero_names: Vec<String> = (0..zero_files)
+        .map(|i| format!("{chart}/files/zeros-{i}.bin"))
+        .collect();
+    let zero_entries = zero_names.iter().map(|name| TarEntry {
+        name,
+        kind: b'0',
+        link: "",
+        contents: &zeros,
+    });
+    for entry in std::iter::once(own)
+        .chain(entries.iter().map(|e| TarEntry { ..*e }))
+        .chain(zero_entries)
+    {
+        gz.write_all(&tar_header(&entry)).unwrap();
+        gz.write_all(entry.contents).unwrap();
+        let padding = (512 - entry.contents.len() % 512) % 512;
+        gz.write_all(&vec![0u8; padding]).unwrap();
+    }
+    gz.write_all(&[0u8; 1024]).unwrap();
+    gz.finish().unwrap()
+}
+
+/// Chart archives built to hurt, served by a Helm repository: a zip bomb (300 MiB of
+/// zeros in a few KiB), an entry escaping the chart with `../`, an absolute path in the
+/// chart folder, and a
+/// symlink to `/etc/passwd`. Each fails its own release with the rule it broke, a
+/// well-behaved chart from the same repository becomes Ready, and the operator's peak RSS
+/// stays under 200 MiB.
+pub async fn hostile_chart_archives_fail_alone(cluster: Arc<Cluster>) {
+    use sha2::Digest;
+    install_crd(&cluster);
+    let dir = tempfile::tempdir().unwrap();
+    let served = dir.path().join("served");
+    std::fs::create_dir_all(&served).unwrap();
+    let template = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}\n";
+    let file = |name, contents| TarEntry {
+        name,
+        kind: b'0',
+        link: "",
+        contents,
+    };
+    let charts: Vec<(&str, Vec<u8>, &str)> = vec![
+        (
+            "bomb",
+            chart_archive(
+                "bomb",
+                &[file("bomb/templates/cm.yaml", template.as_bytes())],
+                75,
+            ),
+            "decompressed chart is larger than the maximum size 104857600",
+        ),
+        (
+            "escaping",
+            chart_archive(
+                "escaping",
+                &[file(
+                    "escaping/../../etc/passwd",
+                    b"root:x:0:0::/root:/bin/sh\n",
+                )],
+                0,
+            ),
+            "chart illegally references parent directory",
+        ),
+        (
+            "absolute",
+            chart_archive(
+                "absolute",
+                // As Helm reads archives, the first path element is the chart folder: this
+                // entry is `/etc/cron.d/evil` inside the chart.
+                &[file("absolute//etc/cron.d/evil", b"* * * * * root sh\n")],
+                0,
+            ),
+            "chart illegally contains absolute paths",
+        ),
+        (
+            "linked",
+            chart_archive(
+                "linked",
+                &[TarEntry {
+                    name: "linked/templates/passwd.yaml",
+                    kind: b'2',
+                    link: "/etc/passwd",
+                    contents: b"",
+                }],
+                0,
+            ),
+            "chart file \"templates/passwd.yaml\" is a link to \"/etc/passwd\", outside the chart",
+        ),
+        (
+            "fine",
+            chart_archive(
+                "fine",
+                &[file("fine/templates/cm.yaml", template.as_bytes())],
+                0,
+            ),
+            "",
+        ),
+    ];
+    let mut index = String::from("apiVersion: v1\nentries:\n");
+    for (name, archive, _) in &charts {
+        let file = format!("{name}-0.1.0.tgz");
+        std::fs::write(served.join(&file), archive).unwrap();
+        let digest = hex::encode(sha2::Sha256::digest(archive));
+        index.push_str(&format!(
+            "  {name}:\n  - apiVersion: v2\n    name: {name}\n    version: 0.1.0\n    digest: {digest}\n    urls: [{file}]\n"
+        ));
+    }
+    std::fs::write(served.join("index.yaml"), index).unwrap();
+    let server =
+        crate::repo_server::RepoServer::start(&served, dir.path().join("access.log"), None);
+    let namespace = cluster.create_namespace("hostile-archives").await;
+    let api: Api<HelmRelease> = Api::namespaced(cluster.client().await, &namespace);
+    for (name, _, _) in &charts {
+        let hr = helm_release(
+            name,
+            &namespace,
+            serde_json::json!({"chart": {"repository": server.url(""), "name": name, "version": "0.1.0"}}),
+        );
+        api.create(&PostParams::default(), &hr).await.unwrap();
+    }
+    let config = format!(
+        "{}pluginMemoryBudgetMib: {MEMORY_BUDGET_MIB}\n",
+        Operator::config_with("")
+    );
+    let started = Instant::now();
+    let operator = Operator::start_with_config(&cluster, dir.path(), &config, &[]);
+    let long = Duration::from_secs(120);
+    wait_for(&api, "fine", &operator, "Ready", long, ready).await;
+    let refused = |hr: &HelmRelease| condition(hr, "Ready").is_some_and(|c| c.status == "False");
+    for (name, _, expected) in charts.iter().filter(|(name, ..)| *name != "fine") {
+        let hr = wait_for(&api, name, &operator, "a refusal", long, refused).await;
+        let message = &condition(&hr, "Ready").unwrap().message;
+        eprintln!("{name}: {message}");
+        assert!(message.contains(expected), "{name}: {message}");
+    }
+    let listed = cluster.run("helm", &["list", "-n", &namespace, "-q"]);
+    assert_eq!(
+        listed.trim(),
+        format!("{namespace}-fine"),
+        "only the fine chart is installed"
+    );
+    let peak_mib = peak_rss_kib(operator.pid().unwrap()) / 1024;
+    eprintln!(
+        "hostile archives: all decided {:.1}s after start; operator peak RSS {peak_mib} MiB",
+        started.elapsed().as_secs_f64()
+    );
+    assert!(
+        peak_mib < 200,
+        "operator peak RSS {peak_mib} MiB with a {MEMORY_BUDGET_MIB} MiB guest memory budget"
+    );
+}

@@ -40,6 +40,9 @@ type TestFuture = Pin<Box<dyn Future<Output = ()> + Send>>;
 type TestFn = fn(Arc<Cluster>) -> TestFuture;
 
 const TESTS: &[(&str, TestFn)] = &[
+    ("hostile_chart_archives_fail_alone", |c| {
+        Box::pin(hostile::hostile_chart_archives_fail_alone(c))
+    }),
     ("sources_reach_only_what_the_egress_guard_allows", |c| {
         Box::pin(tenancy::sources_reach_only_what_the_egress_guard_allows(c))
     }),
