@@ -508,49 +508,6 @@ async fn randomized_churn_leaves_exactly_the_referenced_mirrors() {
     );
 }
 
-/// `tests/support/git_http_server.py`: the real `git http-backend` behind HTTP basic auth.
-struct GitHttpServer {
-    child: Child,
-    port: u16,
-    log: PathBuf,
-}
-
-impl GitHttpServer {
-    fn start(root: &Path, log: PathBuf, user: &str, password: &str) -> GitHttpServer {
-        use std::io::BufRead;
-        let script =
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/support/git_http_server.py");
-        let mut child = Command::new("python3")
-            .arg(script)
-            .arg(root)
-            .args([user, password])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::from(std::fs::File::create(&log).unwrap()))
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        std::io::BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        GitHttpServer {
-            child,
-            port: line.trim().parse().expect("port"),
-            log,
-        }
-    }
-
-    fn requests(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap()
-    }
-}
-
-impl Drop for GitHttpServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 /// Secrets `good` and `bad` hold right and wrong passwords; any other Secret is missing.
 struct HttpCredentials;
 
@@ -575,7 +532,11 @@ async fn smart_http_with_basic_auth_and_every_credential_failure_named() {
     let f = fixture().await;
     let root = tempfile::tempdir().unwrap();
     chart_repository(&root.path().join("charts.git"), "private");
-    let server = GitHttpServer::start(root.path(), root.path().join("http.log"), "alice", "s3cret");
+    let server = git_support::GitHttpServer::start(
+        root.path(),
+        root.path().join("http.log"),
+        Some(("alice", "s3cret")),
+    );
     let url = format!("http://127.0.0.1:{}/charts.git", server.port);
     // The test server speaks plain HTTP: the credentials go there only when the spec says
     // `insecure: true`.

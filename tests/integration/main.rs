@@ -40,6 +40,9 @@ type TestFuture = Pin<Box<dyn Future<Output = ()> + Send>>;
 type TestFn = fn(Arc<Cluster>) -> TestFuture;
 
 const TESTS: &[(&str, TestFn)] = &[
+    ("a_two_gib_blob_in_git_fails_its_release_alone", |c| {
+        Box::pin(hostile::a_two_gib_blob_in_git_fails_its_release_alone(c))
+    }),
     ("hostile_chart_archives_fail_alone", |c| {
         Box::pin(hostile::hostile_chart_archives_fail_alone(c))
     }),

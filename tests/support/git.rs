@@ -1,7 +1,8 @@
-//! Running the real `git` CLI in tests, with a fixed identity and `main` as default branch.
+//! Running the real `git` CLI in tests, with a fixed identity and `main` as default branch,
+//! and serving repositories over smart HTTP with the real `git http-backend`.
 
-use std::path::Path;
-use std::process::Command;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
 
 /// Run `git ARGS` in `dir`; its trimmed stdout, or a panic with its stderr.
 pub fn git(dir: &Path, args: &[&str]) -> String {
@@ -24,4 +25,67 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
         String::from_utf8_lossy(&output.stderr)
     );
     String::from_utf8_lossy(&output.stdout).trim().to_owned()
+}
+
+/// `tests/support/git_http_server.py`: the repositories under a folder served over smart
+/// HTTP on 127.0.0.1 by the real `git http-backend`, optionally behind basic auth; stopped
+/// (by its pid) on drop.
+#[allow(dead_code)]
+pub struct GitHttpServer {
+    child: Child,
+    /// Port it listens on.
+    pub port: u16,
+    log: PathBuf,
+}
+
+#[allow(dead_code)]
+impl GitHttpServer {
+    /// Serve the repositories under `root`, logging requests to `log`.
+    pub fn start(root: &Path, log: PathBuf, credentials: Option<(&str, &str)>) -> GitHttpServer {
+        use std::io::BufRead;
+        // Used from the host's tests and from tests/integration: find the script beside
+        // this file either way.
+        let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let script = ["../tests/support", "../support"]
+            .iter()
+            .map(|dir| manifest.join(dir).join("git_http_server.py"))
+            .find(|path| path.is_file())
+            .expect("tests/support/git_http_server.py");
+        let mut command = Command::new("python3");
+        command.arg(script).arg(root);
+        if let Some((user, password)) = credentials {
+            command.args([user, password]);
+        }
+        let mut child = command
+            .stdout(Stdio::piped())
+            .stderr(Stdio::from(std::fs::File::create(&log).expect("log")))
+            .spawn()
+            .expect("python3");
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().expect("stdout"))
+            .read_line(&mut line)
+            .expect("port line");
+        GitHttpServer {
+            child,
+            port: line.trim().parse().expect("port"),
+            log,
+        }
+    }
+
+    /// What the server logged (one line per request).
+    pub fn requests(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// The URL of repository `name` (a folder under the served root).
+    pub fn url(&self, name: &str) -> String {
+        format!("http://127.0.0.1:{}/{name}", self.port)
+    }
+}
+
+impl Drop for GitHttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
