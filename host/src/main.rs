@@ -939,6 +939,9 @@ async fn run(
     operator: OperatorArgs,
 ) -> anyhow::Result<()> {
     let config = Config::load(&config_path)?;
+    // The operator keeps running: it judges release Leases by watching them, not by
+    // comparing their renewTime with its clock.
+    capstan::release_lock::judge_expiry_by_observation();
     let mut registry = prometheus_client::registry::Registry::default();
     let metrics = PluginMetrics::register(&mut registry);
     let cache_dir = config

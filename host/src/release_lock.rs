@@ -11,17 +11,26 @@
 //! ([`crate::controller::leader`]): compare-and-swap on the Lease's resourceVersion, takeover
 //! only of an expired or released Lease.
 //!
+//! Whether another holder's Lease has expired is judged, in the operator (a process that
+//! keeps running, see [`judge_expiry_by_observation`]), by observation: the Lease's
+//! `resourceVersion` unchanged for [`LOCK_DURATION`] across this process's attempts, timed
+//! on its monotonic clock, so hosts whose clocks disagree neither steal a live lock nor
+//! wait on a dead one. A one-shot `capstan release` compares `renewTime` with its clock.
+//!
 //! Real `helm` does not take this Lease (Helm itself guards only with the `pending-*`
 //! record), so an operation of real `helm` running at the same moment is not excluded.
 
+use std::collections::HashMap;
 use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use k8s_openapi::api::coordination::v1::Lease;
 use kube::api::{DeleteParams, Preconditions};
 use kube::{Api, Client};
 
-use crate::controller::leader::{LeaderElection, LeaseOptions};
+use crate::controller::leader::{LeaderElection, LeaseOptions, Observation};
 use crate::plugins::bindings::types::ReleaseId;
 
 /// How long a lock lasts without renewal; it is renewed every third of this.
@@ -73,6 +82,22 @@ pub enum LockError {
     },
 }
 
+/// Whether this process judges other holders' release Leases by observation.
+static BY_OBSERVATION: AtomicBool = AtomicBool::new(false);
+
+/// Judge other holders' release Leases expired by observation from now on (for the
+/// operator, which keeps running; see the module documentation).
+pub fn judge_expiry_by_observation() {
+    BY_OBSERVATION.store(true, Ordering::Relaxed);
+}
+
+/// What this process observed of each release Lease it could not take, by
+/// `namespace/name`; dropped once it takes the Lease.
+fn observations() -> &'static Mutex<HashMap<String, Arc<Observation>>> {
+    static OBSERVATIONS: OnceLock<Mutex<HashMap<String, Arc<Observation>>>> = OnceLock::new();
+    OBSERVATIONS.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
 /// The Lease guarding `release`.
 pub fn lease_name(release: &ReleaseId) -> String {
     format!("capstan.release.{}", release.name)
@@ -106,16 +131,32 @@ pub async fn with_release_lock<T>(
         source,
     };
     let identity = holder_identity(operation);
-    let election = LeaderElection::new(
-        client.clone(),
-        LeaseOptions {
-            namespace: release.namespace.clone(),
-            name: lease.clone(),
-            identity: identity.clone(),
-            duration: LOCK_DURATION,
-        },
-    );
-    if !election.try_acquire_or_renew().await.map_err(api_error)? {
+    let options = LeaseOptions {
+        namespace: release.namespace.clone(),
+        name: lease.clone(),
+        identity: identity.clone(),
+        duration: LOCK_DURATION,
+    };
+    let key = format!("{}/{lease}", release.namespace);
+    let election = if BY_OBSERVATION.load(Ordering::Relaxed) {
+        let observed = Arc::clone(
+            observations()
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .entry(key.clone())
+                .or_default(),
+        );
+        LeaderElection::observed_with(client.clone(), options, observed)
+    } else {
+        LeaderElection::new(client.clone(), options)
+    };
+    let acquired = election.try_acquire_or_renew().await.map_err(api_error)?;
+    if acquired {
+        observations()
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&key);
+    } else {
         let api: Api<Lease> = Api::namespaced(client, &release.namespace);
         let holder = api
             .get_opt(&lease)

@@ -40,6 +40,10 @@ type TestFuture = Pin<Box<dyn Future<Output = ()> + Send>>;
 type TestFn = fn(Arc<Cluster>) -> TestFuture;
 
 const TESTS: &[(&str, TestFn)] = &[
+    (
+        "a_renewed_release_lease_is_respected_whatever_its_clock_says",
+        |c| Box::pin(tenancy::a_renewed_release_lease_is_respected_whatever_its_clock_says(c)),
+    ),
     ("a_two_gib_blob_in_git_fails_its_release_alone", |c| {
         Box::pin(hostile::a_two_gib_blob_in_git_fails_its_release_alone(c))
     }),

@@ -499,3 +499,99 @@ pub async fn sources_reach_only_what_the_egress_guard_allows(cluster: Arc<Cluste
     )
     .await;
 }
+
+/// A release Lease held by another host whose clock runs an hour behind: its `renewTime`
+/// looks long expired, but the holder keeps renewing it (its resourceVersion changes), so
+/// the operator, judging by observation, never takes it over and installs nothing; once the
+/// renewals stop, the operator takes the Lease after the lease duration and the release
+/// becomes Ready.
+pub async fn a_renewed_release_lease_is_respected_whatever_its_clock_says(cluster: Arc<Cluster>) {
+    use k8s_openapi::api::coordination::v1::Lease;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
+    use k8s_openapi::jiff::{SignedDuration, Timestamp};
+    use kube::api::{Patch, PatchParams};
+    install_crd(&cluster);
+    let dir = tempfile::tempdir().unwrap();
+    let repo = chart_repository(dir.path());
+    let namespace = cluster.create_namespace("skew").await;
+    let client = cluster.client().await;
+    let leases: Api<Lease> = Api::namespaced(client.clone(), &namespace);
+    let lease_name = format!("capstan.release.{namespace}-web");
+    let an_hour_ago = MicroTime(Timestamp::now() - SignedDuration::from_hours(1));
+    let lease: Lease = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": lease_name},
+        "spec": {
+            "holderIdentity": "skewed-host/1 sync #00000000",
+            "leaseDurationSeconds": 30,
+            "acquireTime": an_hour_ago,
+            "renewTime": an_hour_ago,
+        },
+    }))
+    .unwrap();
+    leases.create(&PostParams::default(), &lease).await.unwrap();
+    // The other host renews every 3 s, its renewTime still an hour behind.
+    let (stop, mut stopped) = tokio::sync::watch::channel(false);
+    let renewer = {
+        let leases = leases.clone();
+        let lease_name = lease_name.clone();
+        tokio::spawn(async move {
+            let mut renewal = 0u32;
+            loop {
+                renewal += 1;
+                let patch = serde_json::json!({"metadata": {"annotations": {"renewal": renewal.to_string()}}});
+                leases
+                    .patch(&lease_name, &PatchParams::default(), &Patch::Merge(&patch))
+                    .await
+                    .unwrap();
+                tokio::select! {
+                    _ = tokio::time::sleep(Duration::from_secs(3)) => {}
+                    _ = stopped.changed() => return,
+                }
+            }
+        })
+    };
+    let api: Api<HelmRelease> = Api::namespaced(client.clone(), &namespace);
+    let hr = helm_release(
+        "web",
+        &namespace,
+        serde_json::json!({"chart": {"git": format!("file://{}", repo.display()), "ref": "main", "path": "charts/hello"}}),
+    );
+    api.create(&PostParams::default(), &hr).await.unwrap();
+    let operator = Operator::start(&cluster, dir.path(), &[]);
+    // Longer than the lease duration plus a reconcile: a clock-based judge would have taken
+    // the Lease long ago.
+    tokio::time::sleep(Duration::from_secs(45)).await;
+    let listed = cluster.run("helm", &["list", "-n", &namespace, "-q"]);
+    assert!(
+        listed.trim().is_empty(),
+        "the held release was not touched: {listed}"
+    );
+    let held = leases.get(&lease_name).await.unwrap();
+    assert_eq!(
+        held.spec.and_then(|s| s.holder_identity).as_deref(),
+        Some("skewed-host/1 sync #00000000")
+    );
+    let current = api.get("web").await.unwrap();
+    assert!(
+        !ready(&current),
+        "not Ready while another host holds the release"
+    );
+
+    // The other host stops renewing: the Lease is taken over after the lease duration.
+    stop.send(true).unwrap();
+    renewer.await.unwrap();
+    let stopped_at = Instant::now();
+    wait_for(
+        &api,
+        "web",
+        &operator,
+        "Ready",
+        Duration::from_secs(120),
+        ready,
+    )
+    .await;
+    eprintln!(
+        "release Lease taken over {:.1}s after its renewals stopped",
+        stopped_at.elapsed().as_secs_f64()
+    );
+}

@@ -3,14 +3,16 @@
 //! only once the holder let it expire, and stops acting as soon as a renewal fails for
 //! longer than the lease lasts.
 //!
-//! A long-lived election ([`LeaderElection::observing`], the operator's replicas) judges
-//! another holder's Lease expired as client-go does, without trusting clocks across hosts:
-//! only when the Lease's `resourceVersion` has not changed for the whole lease duration,
-//! timed on this process's monotonic clock. A one-shot election ([`LeaderElection::new`],
-//! a release lock taken by a short-lived `capstan release` process) cannot watch that long
-//! and compares the Lease's `renewTime` with this host's clock instead.
+//! A long-lived election ([`LeaderElection::observing`], the operator's replicas; and
+//! [`LeaderElection::observed_with`], the operator's release locks, whose observations
+//! outlive one attempt) judges another holder's Lease expired as client-go does, without
+//! trusting clocks across hosts: only when the Lease's `resourceVersion` has not changed for
+//! the whole lease duration, timed on this process's monotonic clock. A one-shot election
+//! ([`LeaderElection::new`], a release lock taken by a short-lived `capstan release`
+//! process) cannot watch that long and compares the Lease's `renewTime` with this host's
+//! clock instead.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
@@ -38,8 +40,12 @@ pub struct LeaderElection {
     options: LeaseOptions,
     /// For an observing election: the other holder's Lease version last seen, and when it
     /// was first seen (monotonic).
-    observed: Option<Mutex<Option<(String, Instant)>>>,
+    observed: Option<Arc<Observation>>,
 }
+
+/// What an observing election saw of another holder's Lease: its version and when that
+/// version was first seen (monotonic).
+pub type Observation = Mutex<Option<(String, Instant)>>;
 
 /// Whether another holder's Lease at `version` is expired by observation: the same version
 /// seen for at least `duration` since `observed` first recorded it. Records what it saw.
@@ -80,8 +86,18 @@ impl LeaderElection {
     /// An election that judges another holder's Lease expired by watching its version
     /// for the lease duration on the monotonic clock (for a process that keeps running).
     pub fn observing(client: Client, options: LeaseOptions) -> Self {
+        Self::observed_with(client, options, Arc::new(Mutex::new(None)))
+    }
+
+    /// An observing election whose observations are kept in `observed`, shared with the
+    /// earlier and later attempts on the same Lease (each attempt being a new election).
+    pub fn observed_with(
+        client: Client,
+        options: LeaseOptions,
+        observed: Arc<Observation>,
+    ) -> Self {
         LeaderElection {
-            observed: Some(Mutex::new(None)),
+            observed: Some(observed),
             ..LeaderElection::new(client, options)
         }
     }
