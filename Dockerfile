@@ -8,7 +8,8 @@
 ARG RUST_VERSION=1.95
 
 FROM rust:${RUST_VERSION}-bookworm AS builder
-RUN rustup target add wasm32-wasip2
+RUN rustup target add wasm32-wasip2 \
+    && apt-get update && apt-get install -y --no-install-recommends libssl-dev pkg-config
 WORKDIR /src
 COPY . .
 # One RUN so the cache mounts (crate downloads, build outputs) hold while the results are
@@ -25,10 +26,10 @@ RUN --mount=type=cache,target=/usr/local/cargo/registry \
     done
 
 FROM debian:bookworm-slim
-# The binary links glibc, libgcc_s and zlib (all in bookworm-slim); CA roots for HTTPS
-# chart repositories and git servers.
+# The binary links glibc, libgcc_s, zlib and OpenSSL (libgit2's HTTPS and SSH); CA roots
+# for HTTPS chart repositories and git servers.
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends ca-certificates \
+    && apt-get install -y --no-install-recommends ca-certificates libssl3 \
     && rm -rf /var/lib/apt/lists/*
 COPY --from=builder /out/bin/capstan /usr/bin/capstan
 COPY --from=builder /out/plugins/ /usr/lib/capstan/plugins/

@@ -16,6 +16,8 @@ mod egress_support;
 mod repo_server;
 #[path = "../../tests/support/sources.rs"]
 mod sources_support;
+#[path = "../../tests/support/tls.rs"]
+mod tls_support;
 use sources_support::{helm_source, with_secret};
 
 use capstan::capabilities::http::HostPattern;
@@ -716,75 +718,6 @@ async fn credentials_are_not_sent_to_another_host() {
     );
 }
 
-fn openssl(dir: &Path, args: &[&str]) {
-    let out = Command::new("openssl")
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("openssl");
-    assert!(
-        out.status.success(),
-        "openssl {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-/// A CA (`ca.crt`) and a certificate it signed for 127.0.0.1 (`server.crt`, `server.key`).
-fn certificates(dir: &Path) {
-    let ec = [
-        "-newkey",
-        "ec",
-        "-pkeyopt",
-        "ec_paramgen_curve:prime256v1",
-        "-nodes",
-    ];
-    let mut ca = vec!["req", "-x509"];
-    ca.extend(ec);
-    ca.extend([
-        "-keyout",
-        "ca.key",
-        "-out",
-        "ca.crt",
-        "-days",
-        "2",
-        "-subj",
-        "/CN=capstan test CA",
-    ]);
-    openssl(dir, &ca);
-    let mut request = vec!["req"];
-    request.extend(ec);
-    request.extend([
-        "-keyout",
-        "server.key",
-        "-out",
-        "server.csr",
-        "-subj",
-        "/CN=127.0.0.1",
-    ]);
-    openssl(dir, &request);
-    std::fs::write(dir.join("san.ext"), "subjectAltName=IP:127.0.0.1\n").unwrap();
-    openssl(
-        dir,
-        &[
-            "x509",
-            "-req",
-            "-in",
-            "server.csr",
-            "-CA",
-            "ca.crt",
-            "-CAkey",
-            "ca.key",
-            "-CAcreateserial",
-            "-out",
-            "server.crt",
-            "-days",
-            "2",
-            "-extfile",
-            "san.ext",
-        ],
-    );
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn https_with_a_custom_ca_from_a_secret() {
     let work = tempfile::tempdir().unwrap();
@@ -792,7 +725,7 @@ async fn https_with_a_custom_ca_from_a_secret() {
     let charts = root.join("charts");
     publish(work.path(), &charts, "demo", VERSIONS);
     helm(work.path(), &["repo", "index", charts.to_str().unwrap()]);
-    certificates(work.path());
+    tls_support::certificates(work.path());
     let server = RepoServer::start_with(
         &root,
         work.path().join("access.log"),

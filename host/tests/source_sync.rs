@@ -25,6 +25,8 @@ use git_support::git;
 mod egress_support;
 #[path = "../../tests/support/sources.rs"]
 mod sources_support;
+#[path = "../../tests/support/tls.rs"]
+mod tls_support;
 use sources_support::{GitReference, git_source, with_secret};
 
 const INTERVAL: Duration = Duration::from_secs(60);
@@ -606,6 +608,81 @@ async fn smart_http_with_basic_auth_and_every_credential_failure_named() {
     );
     // Same URL, four different credentials (good, bad, missing, none): four mirror keys.
     assert_eq!(f.sync.live_mirrors().await, 4);
+}
+
+/// Secrets of the HTTPS test: `with-ca` holds the credentials and the CA that issued the
+/// server's certificate, `other-ca` the credentials and a CA that did not, `no-ca` only
+/// the credentials.
+struct TlsCredentials {
+    ca: Vec<u8>,
+    other_ca: Vec<u8>,
+}
+
+impl CredentialsLookup for TlsCredentials {
+    fn data(&self, secret: &SecretRef) -> Result<BTreeMap<String, Vec<u8>>, String> {
+        let mut data = BTreeMap::from([
+            ("username".to_owned(), b"alice".to_vec()),
+            ("password".to_owned(), b"s3cret".to_vec()),
+        ]);
+        match secret.name.as_str() {
+            "with-ca" => data.insert("ca.crt".into(), self.ca.clone()),
+            "other-ca" => data.insert("ca.crt".into(), self.other_ca.clone()),
+            "no-ca" => None,
+            other => return Err(format!("secret apps/{other} not found")),
+        };
+        Ok(data)
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn https_with_basic_auth_and_a_custom_ca_from_the_secret() {
+    let f = fixture().await;
+    let root = tempfile::tempdir().unwrap();
+    chart_repository(&root.path().join("charts.git"), "private");
+    let certs = tempfile::tempdir().unwrap();
+    tls_support::certificates(certs.path());
+    let other = tempfile::tempdir().unwrap();
+    tls_support::certificates(other.path());
+    let server = git_support::GitHttpServer::start_with(
+        root.path(),
+        root.path().join("https.log"),
+        Some(("alice", "s3cret")),
+        Some((
+            &certs.path().join("server.crt"),
+            &certs.path().join("server.key"),
+        )),
+    );
+    let url = server.url("charts.git");
+    assert!(url.starts_with("https://"), "{url}");
+    let lookup = TlsCredentials {
+        ca: std::fs::read(certs.path().join("ca.crt")).unwrap(),
+        other_ca: std::fs::read(other.path().join("ca.crt")).unwrap(),
+    };
+    let with = |name: &str| with_secret(source(&url, main_branch(), "chart"), name);
+    let specs = BTreeMap::from([
+        (release(1), with("with-ca")),
+        (release(2), with("other-ca")),
+        (release(3), with("no-ca")),
+    ]);
+    let report = f.sync.pass(&specs, &lookup, Instant::now()).await;
+    let artifact = report.releases[&release(1)].clone().unwrap();
+    assert_eq!(artifact.chart, "private");
+    let err = |n| {
+        report.releases[&release(n)]
+            .clone()
+            .unwrap_err()
+            .to_string()
+    };
+    assert!(
+        // Same subject as the real CA, another key: the signature does not verify.
+        err(2).contains("certificate of 127.0.0.1: invalid peer certificate: BadSignature"),
+        "{}",
+        err(2)
+    );
+    // Without a CA in the Secret, libgit2 checks against the system's roots, which do not
+    // hold the test CA.
+    assert!(err(3).contains("certificate"), "{}", err(3));
+    assert!(!err(3).contains("s3cret") && !err(2).contains("s3cret"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -36,12 +36,23 @@ pub struct GitHttpServer {
     /// Port it listens on.
     pub port: u16,
     log: PathBuf,
+    scheme: &'static str,
 }
 
 #[allow(dead_code)]
 impl GitHttpServer {
     /// Serve the repositories under `root`, logging requests to `log`.
     pub fn start(root: &Path, log: PathBuf, credentials: Option<(&str, &str)>) -> GitHttpServer {
+        Self::start_with(root, log, credentials, None)
+    }
+
+    /// Like [`GitHttpServer::start`]; with `tls` (certificate and key files), over HTTPS.
+    pub fn start_with(
+        root: &Path,
+        log: PathBuf,
+        credentials: Option<(&str, &str)>,
+        tls: Option<(&Path, &Path)>,
+    ) -> GitHttpServer {
         use std::io::BufRead;
         // Used from the host's tests and from tests/integration: find the script beside
         // this file either way.
@@ -56,6 +67,9 @@ impl GitHttpServer {
         if let Some((user, password)) = credentials {
             command.args([user, password]);
         }
+        if let Some((cert, key)) = tls {
+            command.env("TLS_CERT", cert).env("TLS_KEY", key);
+        }
         let mut child = command
             .stdout(Stdio::piped())
             .stderr(Stdio::from(std::fs::File::create(&log).expect("log")))
@@ -69,6 +83,7 @@ impl GitHttpServer {
             child,
             port: line.trim().parse().expect("port"),
             log,
+            scheme: if tls.is_some() { "https" } else { "http" },
         }
     }
 
@@ -79,7 +94,7 @@ impl GitHttpServer {
 
     /// The URL of repository `name` (a folder under the served root).
     pub fn url(&self, name: &str) -> String {
-        format!("http://127.0.0.1:{}/{name}", self.port)
+        format!("{}://127.0.0.1:{}/{name}", self.scheme, self.port)
     }
 }
 

@@ -4,12 +4,15 @@
 
     git_http_server.py ROOT [USER PASSWORD]
 
+With TLS_CERT and TLS_KEY (PEM files) in the environment it serves HTTPS.
+
 Prints the port it listens on as the first line of stdout, then logs one line per request
 (method, path, status) to stderr. Used by the integration tests only.
 """
 import base64
 import http.server
 import os
+import ssl
 import subprocess
 import sys
 
@@ -91,5 +94,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
 
 server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+if os.environ.get("TLS_CERT"):
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(os.environ["TLS_CERT"], os.environ["TLS_KEY"])
+    server.socket = context.wrap_socket(server.socket, server_side=True)
 print(server.server_address[1], flush=True)
 server.serve_forever()

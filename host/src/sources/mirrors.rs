@@ -49,6 +49,107 @@ impl fmt::Debug for GitCredentials {
     }
 }
 
+/// What a credentials Secret gives a git fetch.
+#[derive(Debug, Clone, Default)]
+pub struct GitAccess {
+    /// Basic auth or an SSH key.
+    pub credentials: Option<GitCredentials>,
+    /// PEM CA bundle the HTTPS server's certificate must chain to (instead of the system's
+    /// roots).
+    pub ca_bundle: Option<Vec<u8>>,
+    /// `known_hosts` lines the SSH server's host key must match.
+    pub known_hosts: Option<String>,
+}
+
+/// Accept or refuse the certificate a remote presented: an SSH host key must be listed in
+/// `known_hosts` for the host (no `known_hosts`: refused, as an unknown host is); an HTTPS
+/// certificate is verified against `ca_bundle` when one is given (it must be issued by it
+/// directly: libgit2 hands over the server's own certificate only), else by libgit2 against
+/// the system's roots.
+fn check_remote_certificate(
+    certificate: &git2::cert::Cert<'_>,
+    host: &str,
+    ca_bundle: Option<&[u8]>,
+    known_hosts: Option<&str>,
+) -> Result<git2::CertificateCheckStatus, git2::Error> {
+    if let Some(hostkey) = certificate.as_hostkey() {
+        let Some(key) = hostkey.hostkey() else {
+            return Err(git2::Error::from_str("the SSH server sent no host key"));
+        };
+        let Some(known_hosts) = known_hosts else {
+            return Err(git2::Error::from_str(&format!(
+                "the host key of {host} cannot be checked: the credentials Secret has no `known_hosts`"
+            )));
+        };
+        return if known_host_matches(known_hosts, host, key) {
+            Ok(git2::CertificateCheckStatus::CertificateOk)
+        } else {
+            Err(git2::Error::from_str(&format!(
+                "the host key of {host} is not in the `known_hosts` of the credentials Secret"
+            )))
+        };
+    }
+    match (certificate.as_x509(), ca_bundle) {
+        (Some(x509), Some(bundle)) => verify_with_bundle(x509.data(), host, bundle)
+            .map(|()| git2::CertificateCheckStatus::CertificateOk)
+            .map_err(|why| git2::Error::from_str(&format!("certificate of {host}: {why}"))),
+        _ => Ok(git2::CertificateCheckStatus::CertificatePassthrough),
+    }
+}
+
+/// Whether `known_hosts` lists `key` (an SSH public key blob) for `host`. Plain host
+/// patterns (`host`, `[host]:port`, comma-separated) are matched; hashed entries (`|1|…`)
+/// are not read.
+fn known_host_matches(known_hosts: &str, host: &str, key: &[u8]) -> bool {
+    use base64::Engine;
+    let encoded = base64::engine::general_purpose::STANDARD.encode(key);
+    known_hosts.lines().any(|line| {
+        let mut fields = line.split_whitespace();
+        let (Some(hosts), Some(_kind), Some(blob)) = (fields.next(), fields.next(), fields.next())
+        else {
+            return false;
+        };
+        if hosts.starts_with('#') || hosts.starts_with('@') {
+            return false;
+        }
+        blob == encoded
+            && hosts.split(',').any(|pattern| {
+                let pattern = pattern.trim_start_matches('[');
+                let name = pattern.split(']').next().unwrap_or(pattern);
+                name.eq_ignore_ascii_case(host)
+            })
+    })
+}
+
+/// Verify a server certificate (DER) for `host` against the CA certificates of `bundle`.
+fn verify_with_bundle(der: &[u8], host: &str, bundle: &[u8]) -> Result<(), String> {
+    use rustls::client::danger::ServerCertVerifier;
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+    let mut roots = rustls::RootCertStore::empty();
+    for certificate in CertificateDer::pem_slice_iter(bundle) {
+        let certificate = certificate.map_err(|e| format!("CA bundle is not valid PEM: {e}"))?;
+        roots
+            .add(certificate)
+            .map_err(|e| format!("CA bundle holds an unusable certificate: {e}"))?;
+    }
+    if roots.is_empty() {
+        return Err("CA bundle holds no certificate".into());
+    }
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    let verifier = rustls::client::WebPkiServerVerifier::builder_with_provider(
+        std::sync::Arc::new(roots),
+        provider,
+    )
+    .build()
+    .map_err(|e| e.to_string())?;
+    let name = ServerName::try_from(host.to_owned()).map_err(|e| e.to_string())?;
+    verifier
+        .verify_server_cert(&CertificateDer::from(der), &[], &name, &[], UnixTime::now())
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+}
+
 /// Why a mirror could not be fetched. Names the repository, never its credentials: a
 /// `user:token@` in the URL (or echoed by git in the message) is left out when shown.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -157,9 +258,10 @@ impl MirrorStore {
     pub fn fetch_blocking(
         &self,
         key: &MirrorKey,
-        credentials: Option<&GitCredentials>,
+        access: Option<&GitAccess>,
         egress: &EgressPolicy,
     ) -> Result<PathBuf, MirrorError> {
+        let credentials = access.and_then(|a| a.credentials.as_ref());
         let url = &key.url;
         let failed = |message: String| MirrorError {
             url: url.clone(),
@@ -212,6 +314,16 @@ impl MirrorStore {
             }
         });
         callbacks.transfer_progress(move |_| Instant::now() < deadline);
+        let ca_bundle = access.and_then(|a| a.ca_bundle.clone());
+        let known_hosts = access.and_then(|a| a.known_hosts.clone());
+        callbacks.certificate_check(move |certificate, host| {
+            check_remote_certificate(
+                certificate,
+                host,
+                ca_bundle.as_deref(),
+                known_hosts.as_deref(),
+            )
+        });
         let mut options = FetchOptions::new();
         options.remote_callbacks(callbacks);
         options.prune(git2::FetchPrune::On);
@@ -241,7 +353,7 @@ impl MirrorStore {
     pub async fn fetch(
         self: &Arc<Self>,
         key: &MirrorKey,
-        credentials: Option<GitCredentials>,
+        access: Option<GitAccess>,
         egress: Arc<EgressPolicy>,
     ) -> Result<PathBuf, MirrorError> {
         let failed = |message: String| MirrorError {
@@ -267,7 +379,7 @@ impl MirrorStore {
         let owned = key.clone();
         let task = tokio::task::spawn_blocking(move || {
             let _guard = guard;
-            store.fetch_blocking(&owned, credentials.as_ref(), &egress)
+            store.fetch_blocking(&owned, access.as_ref(), &egress)
         });
         match tokio::time::timeout(self.timeout, task).await {
             Ok(Ok(result)) => result,
@@ -366,5 +478,25 @@ mod tests {
             assert!(error.to_string().contains(expected), "{url}: {error}");
             assert!(!store.path_of(&key).exists(), "{url}: no mirror created");
         }
+    }
+
+    #[test]
+    fn ssh_host_keys_must_be_listed_for_the_host() {
+        use super::known_host_matches;
+        use base64::Engine;
+        let key = b"\0\0\0\x0bssh-ed25519\0\0\0\x20host-key-bytes-of-the-git-server!";
+        let other = b"\0\0\0\x0bssh-ed25519\0\0\0\x20a-different-key-of-another-host";
+        let b64 = base64::engine::general_purpose::STANDARD.encode(key);
+        let known = format!(
+            "# comment\n|1|c2FsdA==|aGFzaA== ssh-ed25519 {b64}\n@cert-authority * ssh-ed25519 {b64}\ngit.example.com,10.0.0.7 ssh-ed25519 {b64}\n[ssh.example.com]:2222 ssh-ed25519 {b64} comment\n"
+        );
+        assert!(known_host_matches(&known, "git.example.com", key));
+        assert!(known_host_matches(&known, "GIT.example.com", key));
+        assert!(known_host_matches(&known, "10.0.0.7", key));
+        assert!(known_host_matches(&known, "ssh.example.com", key));
+        assert!(!known_host_matches(&known, "git.example.com", other));
+        // Hashed entries and CA lines are not read: an unlisted host is unknown.
+        assert!(!known_host_matches(&known, "unlisted.example.com", key));
+        assert!(!known_host_matches("", "git.example.com", key));
     }
 }

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use k8s_openapi::api::core::v1::Secret;
 
-use super::mirrors::GitCredentials;
+use super::mirrors::{GitAccess, GitCredentials};
 use super::sync::CredentialsLookup;
 use super::{ReleaseKey, SecretRef, SourceSpec};
 use crate::api::HelmRelease;
@@ -82,23 +82,36 @@ pub fn source_of(
     Ok(SourceSpec::new(kind, &spec, credentials))
 }
 
-/// Git credentials held in a Secret's data: `username` + `password` for HTTPS, or
-/// `identity` (a private key) for SSH.
-pub fn git_credentials(data: &BTreeMap<String, Vec<u8>>) -> Result<GitCredentials, String> {
+/// How to reach a git remote, from a Secret's data (Flux's keys): `username` + `password`
+/// for HTTPS or `identity` (a private key) for SSH; `known_hosts` for SSH host keys; a CA
+/// bundle (`ca.crt` or `caFile`) for HTTPS.
+pub fn git_access(data: &BTreeMap<String, Vec<u8>>) -> Result<GitAccess, String> {
     let field = |key: &str| {
         data.get(key)
             .map(|b| String::from_utf8_lossy(b).into_owned())
     };
-    if let Some(private_key) = field("identity") {
-        return Ok(GitCredentials::SshKey {
-            username: field("username").unwrap_or_else(|| "git".into()),
+    let credentials = match (field("identity"), field("username"), field("password")) {
+        (Some(private_key), username, _) => Some(GitCredentials::SshKey {
+            username: username.unwrap_or_else(|| "git".into()),
             private_key,
-        });
+        }),
+        (None, Some(username), Some(password)) => {
+            Some(GitCredentials::Basic { username, password })
+        }
+        _ => None,
+    };
+    let access = GitAccess {
+        credentials,
+        ca_bundle: ca_bundle(data),
+        known_hosts: field("known_hosts"),
+    };
+    if access.credentials.is_none() && access.ca_bundle.is_none() && access.known_hosts.is_none() {
+        return Err(
+            "needs keys `username` and `password` (HTTPS) or `identity` (SSH), or `known_hosts` or `ca.crt`"
+                .into(),
+        );
     }
-    match (field("username"), field("password")) {
-        (Some(username), Some(password)) => Ok(GitCredentials::Basic { username, password }),
-        _ => Err("needs keys `username` and `password` (HTTPS) or `identity` (SSH)".into()),
-    }
+    Ok(access)
 }
 
 /// A PEM CA bundle held in a Secret's data (`ca.crt`, or `caFile` as Helm's repository

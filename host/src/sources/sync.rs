@@ -17,7 +17,7 @@ use http::Uri;
 
 use super::artifacts::{ArtifactError, ArtifactStore};
 use super::catalog::{KindEntry, RouteError, SourceCatalog, flag_at, text_at};
-use super::mirrors::{GitCredentials, MirrorError, MirrorStore};
+use super::mirrors::{GitAccess, MirrorError, MirrorStore};
 use super::registry::SourceRegistry;
 use super::{MirrorKey, ReleaseKey, SecretRef, SourceSpec, redact_userinfo};
 use crate::capabilities::Grants;
@@ -106,9 +106,10 @@ pub trait CredentialsLookup: Send + Sync {
     /// The Secret's data, or why it cannot be had.
     fn data(&self, secret: &SecretRef) -> Result<BTreeMap<String, Vec<u8>>, String>;
 
-    /// The git credentials in `secret`, or why they cannot be had.
-    fn git(&self, secret: &SecretRef) -> Result<GitCredentials, String> {
-        super::spec::git_credentials(&self.data(secret)?)
+    /// How to reach a git remote with `secret` (credentials, known hosts, CA), or why it
+    /// cannot be had.
+    fn git(&self, secret: &SecretRef) -> Result<GitAccess, String> {
+        super::spec::git_access(&self.data(secret)?)
     }
 
     /// A PEM CA bundle in `secret` to trust for HTTPS, if any.
