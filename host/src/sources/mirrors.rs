@@ -170,8 +170,28 @@ pub struct MirrorError {
 pub struct MirrorStore {
     dir: PathBuf,
     timeout: Duration,
+    limits: MirrorLimits,
     /// Mirrors with a fetch still running (possibly stuck on a dead server).
     in_flight: Arc<Mutex<HashSet<PathBuf>>>,
+}
+
+/// How much one fetch may bring into a mirror: a repository built to fill the operator's
+/// disk is cut off while it streams in, not after.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MirrorLimits {
+    /// Most bytes one fetch may receive.
+    pub max_received_bytes: usize,
+    /// Most objects one fetch may receive.
+    pub max_objects: usize,
+}
+
+impl Default for MirrorLimits {
+    fn default() -> Self {
+        MirrorLimits {
+            max_received_bytes: 1 << 30,
+            max_objects: 2_000_000,
+        }
+    }
 }
 
 /// Removes a mirror from the in-flight set when its fetch ends, however it ends.
@@ -211,8 +231,15 @@ impl MirrorStore {
         MirrorStore {
             dir: dir.into(),
             timeout,
+            limits: MirrorLimits::default(),
             in_flight: Arc::default(),
         }
+    }
+
+    /// The same store with other limits per fetch.
+    pub fn with_limits(mut self, limits: MirrorLimits) -> Self {
+        self.limits = limits;
+        self
     }
 
     /// The cache folder.
@@ -313,7 +340,30 @@ impl MirrorStore {
                 )),
             }
         });
-        callbacks.transfer_progress(move |_| Instant::now() < deadline);
+        let limits = self.limits;
+        let over_limit = Arc::new(Mutex::new(None::<String>));
+        let over = Arc::clone(&over_limit);
+        callbacks.transfer_progress(move |progress| {
+            let why = if progress.received_bytes() > limits.max_received_bytes {
+                Some(format!(
+                    "the repository is larger than the {} MiB a mirror may receive",
+                    limits.max_received_bytes >> 20
+                ))
+            } else if progress.total_objects() > limits.max_objects {
+                Some(format!(
+                    "the repository has {} objects, more than the {} a mirror may receive",
+                    progress.total_objects(),
+                    limits.max_objects
+                ))
+            } else {
+                None
+            };
+            if let Some(why) = why {
+                *over.lock().unwrap_or_else(|e| e.into_inner()) = Some(why);
+                return false;
+            }
+            Instant::now() < deadline
+        });
         let ca_bundle = access.and_then(|a| a.ca_bundle.clone());
         let known_hosts = access.and_then(|a| a.known_hosts.clone());
         callbacks.certificate_check(move |certificate, host| {
@@ -338,7 +388,10 @@ impl MirrorStore {
                 None,
             )
             .map_err(|e| {
-                if Instant::now() >= deadline {
+                let over = over_limit.lock().unwrap_or_else(|e| e.into_inner()).take();
+                if let Some(why) = over {
+                    failed(why)
+                } else if Instant::now() >= deadline {
                     failed(format!("timed out after {} s", timeout.as_secs()))
                 } else {
                     failed(e.message().to_owned())
@@ -498,5 +551,52 @@ mod tests {
         // Hashed entries and CA lines are not read: an unlisted host is unknown.
         assert!(!known_host_matches(&known, "unlisted.example.com", key));
         assert!(!known_host_matches("", "git.example.com", key));
+    }
+
+    #[test]
+    fn a_fetch_stops_at_the_mirror_limits() {
+        use super::*;
+        let work = tempfile::tempdir().unwrap();
+        let repo = work.path().join("repo");
+        let run = |args: &[&str]| {
+            let status = std::process::Command::new("git")
+                .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+                .args(args)
+                .current_dir(&repo)
+                .status()
+                .unwrap();
+            assert!(status.success(), "git {args:?}");
+        };
+        std::fs::create_dir_all(&repo).unwrap();
+        run(&["init", "-q", "-b", "main"]);
+        for i in 0..40 {
+            // Incompressible-ish content: each file differs.
+            let text: String = (0..4096)
+                .map(|j| char::from(b'a' + ((i * 7 + j * 13) % 26) as u8))
+                .collect();
+            std::fs::write(repo.join(format!("f{i}.txt")), text).unwrap();
+        }
+        run(&["add", "."]);
+        run(&["commit", "-qm", "files"]);
+        // A `file://` fetch reports its progress (objects) as a network fetch does.
+        let key = MirrorKey {
+            url: format!("file://{}", repo.display()),
+            credentials: None,
+        };
+        let local = EgressPolicy::allowing(Vec::new(), true);
+        let few_objects = MirrorStore::new(work.path().join("a"), Duration::from_secs(30))
+            .with_limits(MirrorLimits {
+                max_received_bytes: 1 << 30,
+                max_objects: 10,
+            });
+        let error = few_objects.fetch_blocking(&key, None, &local).unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .contains("objects, more than the 10 a mirror may receive"),
+            "{error}"
+        );
+        let roomy = MirrorStore::new(work.path().join("b"), Duration::from_secs(30));
+        roomy.fetch_blocking(&key, None, &local).unwrap();
     }
 }
