@@ -8,7 +8,7 @@ PLUGIN_OUT := target/$(PLUGIN_TARGET)/plugin
 PRODUCT_PLUGINS := source-git source-helm-repo source-oci backend-helm3 backend-helm2 compat-helm
 TEST_PLUGINS := spin-forever allocate-forever trap host-probe wrong-world future-major
 
-.PHONY: supply-chain fuzz fuzz-smoke all build plugins python-plugins helm4-plugins helm-free-host fmt-check clippy unit-test tool-test oracles integration-test test test-fresh tools cluster-up cluster-down demo bench bench-render clean-cache
+.PHONY: ssh-server supply-chain fuzz fuzz-smoke all build plugins python-plugins helm4-plugins helm-free-host fmt-check clippy unit-test tool-test oracles integration-test test test-fresh tools cluster-up cluster-down demo bench bench-render clean-cache
 
 all: build plugins
 
@@ -61,7 +61,7 @@ helm-free-host:
 ## `helm`, a control-plane binary or the registry fails at once on every machine, warm
 ## tools cache or not, instead of only on a fresh one; such a test belongs in `tool-test`.
 unit-test: export CAPSTAN_TOOLS_DIR = $(CURDIR)/target/no-tools
-unit-test: plugins python-plugins helm4-plugins helm-free-host
+unit-test: plugins python-plugins helm4-plugins helm-free-host ssh-server
 	@rm -rf target/no-tools
 	$(CARGO) test -p capstan --lib --bins
 	$(CARGO) test -p capstan-plugin-sdk -p capstan-source-git -p capstan-source-helm-repo -p capstan-source-oci -p capstan-backend-helm3 -p capstan-compat-helm --lib
@@ -108,6 +108,12 @@ integration-test: plugins python-plugins helm4-plugins tools
 	$(CARGO) build -p capstan
 	$(CARGO) test -p capstan-integration-tests --test cluster -- --test-threads=1
 
+## The SSH git server of the tests (tests/support/git_ssh_server.py): asyncssh in a venv.
+ssh-server: target/ssh-venv/bin/python
+target/ssh-venv/bin/python:
+	python3 -m venv target/ssh-venv
+	target/ssh-venv/bin/pip install --quiet asyncssh==2.24.1
+
 ## cargo-deny (deny.toml): RustSec advisories, licenses, bans, sources.
 supply-chain:
 	scripts/supply-chain
@@ -118,7 +124,7 @@ fuzz:
 
 ## A short run of every fuzz target over the committed corpora (part of `make test`).
 fuzz-smoke:
-	scripts/fuzz 15
+	CAPSTAN_FUZZ_SCRATCH=1 scripts/fuzz 15
 
 test: fmt-check clippy supply-chain unit-test fuzz-smoke tool-test integration-test
 

@@ -685,6 +685,78 @@ async fn https_with_basic_auth_and_a_custom_ca_from_the_secret() {
     assert!(!err(3).contains("s3cret") && !err(2).contains("s3cret"));
 }
 
+/// Secrets of the SSH test: `known` holds the client key and the server's `known_hosts`,
+/// `unknown` the key and a `known_hosts` naming another key, `blind` only the key.
+struct SshCredentials {
+    key: String,
+    known_hosts: String,
+}
+
+impl CredentialsLookup for SshCredentials {
+    fn data(&self, secret: &SecretRef) -> Result<BTreeMap<String, Vec<u8>>, String> {
+        let mut data = BTreeMap::from([("identity".to_owned(), self.key.as_bytes().to_vec())]);
+        let other = "[127.0.0.1]:22 ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHNvbWUtb3RoZXItaG9zdC1rZXktdGhhdC1kb2VzLW5v\n";
+        match secret.name.as_str() {
+            "known" => data.insert("known_hosts".into(), self.known_hosts.as_bytes().to_vec()),
+            "unknown" => data.insert("known_hosts".into(), other.as_bytes().to_vec()),
+            "blind" => None,
+            other => return Err(format!("secret apps/{other} not found")),
+        };
+        Ok(data)
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ssh_with_a_key_and_known_hosts_from_the_secret() {
+    let f = fixture().await;
+    let root = tempfile::tempdir().unwrap();
+    chart_repository(&root.path().join("charts.git"), "private");
+    let work = tempfile::tempdir().unwrap();
+    let server = git_support::GitSshServer::start(root.path(), work.path());
+    let url = server.url("charts.git");
+    let lookup = SshCredentials {
+        key: server.client_key.clone(),
+        known_hosts: server.known_hosts.clone(),
+    };
+    let with = |name: &str| with_secret(source(&url, main_branch(), "chart"), name);
+    let specs = BTreeMap::from([
+        (release(1), with("known")),
+        (release(2), with("unknown")),
+        (release(3), with("blind")),
+    ]);
+    let report = f.sync.pass(&specs, &lookup, Instant::now()).await;
+    let artifact = report.releases[&release(1)]
+        .clone()
+        .unwrap_or_else(|e| panic!("{e}\n{}", server.requests()));
+    assert_eq!(artifact.chart, "private");
+    assert!(
+        server
+            .requests()
+            .contains("exec git-upload-pack '/charts.git'"),
+        "{}",
+        server.requests()
+    );
+    let err = |n| {
+        report.releases[&release(n)]
+            .clone()
+            .unwrap_err()
+            .to_string()
+    };
+    assert!(
+        err(2).contains(
+            "the host key of 127.0.0.1 is not in the `known_hosts` of the credentials Secret"
+        ),
+        "{}",
+        err(2)
+    );
+    assert!(
+        err(3).contains("the host key of 127.0.0.1 cannot be checked: the credentials Secret has no `known_hosts`"),
+        "{}",
+        err(3)
+    );
+    assert!(!err(2).contains("PRIVATE KEY") && !err(3).contains("PRIVATE KEY"));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_that_never_answers_times_out_without_holding_up_other_releases() {
     let f = fixture_with_timeout(Duration::from_secs(2)).await;

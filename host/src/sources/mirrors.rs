@@ -341,8 +341,10 @@ impl MirrorStore {
             }
         });
         let limits = self.limits;
-        let over_limit = Arc::new(Mutex::new(None::<String>));
-        let over = Arc::clone(&over_limit);
+        // Why this host stopped the fetch (a limit, a refused certificate), to report instead
+        // of the transport error libgit2 makes of it.
+        let stopped_because = Arc::new(Mutex::new(None::<String>));
+        let over = Arc::clone(&stopped_because);
         callbacks.transfer_progress(move |progress| {
             let why = if progress.received_bytes() > limits.max_received_bytes {
                 Some(format!(
@@ -366,6 +368,8 @@ impl MirrorStore {
         });
         let ca_bundle = access.and_then(|a| a.ca_bundle.clone());
         let known_hosts = access.and_then(|a| a.known_hosts.clone());
+        // libgit2 replaces the callback's error with its own generic one: keep ours.
+        let refused = Arc::clone(&stopped_because);
         callbacks.certificate_check(move |certificate, host| {
             check_remote_certificate(
                 certificate,
@@ -373,6 +377,9 @@ impl MirrorStore {
                 ca_bundle.as_deref(),
                 known_hosts.as_deref(),
             )
+            .inspect_err(|e| {
+                *refused.lock().unwrap_or_else(|e| e.into_inner()) = Some(e.message().to_owned());
+            })
         });
         let mut options = FetchOptions::new();
         options.remote_callbacks(callbacks);
@@ -388,7 +395,10 @@ impl MirrorStore {
                 None,
             )
             .map_err(|e| {
-                let over = over_limit.lock().unwrap_or_else(|e| e.into_inner()).take();
+                let over = stopped_because
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .take();
                 if let Some(why) = over {
                     failed(why)
                 } else if Instant::now() >= deadline {
