@@ -61,18 +61,15 @@ pub async fn a_previous_contract_backend_installs_and_hands_over_to_the_current_
         chart.to_str().unwrap(),
     ];
 
+    let install = [
+        &["sync"][..],
+        &target,
+        &["-f", values.to_str().unwrap(), "--set", "port=8080"],
+    ]
+    .concat();
+
     // Installed by the 0.1.1 backend: values layered by compat-helm, records Helm's.
-    let out = capstan_release(
-        &cluster,
-        dir.path(),
-        "old",
-        &[
-            &["sync"][..],
-            &target,
-            &["-f", values.to_str().unwrap(), "--set", "port=8080"],
-        ]
-        .concat(),
-    );
+    let out = capstan_release(&cluster, dir.path(), "old", &install);
     assert!(out.contains("installed: revision 1 deployed"), "{out}");
     let listed = helm_json(&cluster, &["list", "-n", &namespace, "-o", "json"]);
     assert_eq!(listed[0]["name"], "shop", "{listed}");
@@ -91,17 +88,7 @@ pub async fn a_previous_contract_backend_installs_and_hands_over_to_the_current_
     assert!(manifest.contains("name: shop-extra"), "{manifest}");
 
     // The same request through the 0.1.1 backend again changes nothing.
-    let out = capstan_release(
-        &cluster,
-        dir.path(),
-        "old",
-        &[
-            &["sync"][..],
-            &target,
-            &["-f", values.to_str().unwrap(), "--set", "port=8080"],
-        ]
-        .concat(),
-    );
+    let out = capstan_release(&cluster, dir.path(), "old", &install);
     assert!(out.contains("unchanged: revision 1"), "{out}");
 
     // Swapped to the current backend by configuration: it upgrades the 0.1.1 records.
