@@ -686,10 +686,12 @@ async fn https_with_basic_auth_and_a_custom_ca_from_the_secret() {
 }
 
 /// Secrets of the SSH test: `known` holds the client key and the server's `known_hosts`,
-/// `unknown` the key and a `known_hosts` naming another key, `blind` only the key.
+/// `hashed` the key and that `known_hosts` hashed by `ssh-keygen -H`, `unknown` the key and
+/// a `known_hosts` naming another key, `blind` only the key.
 struct SshCredentials {
     key: String,
     known_hosts: String,
+    known_hosts_hashed: String,
 }
 
 impl CredentialsLookup for SshCredentials {
@@ -698,6 +700,10 @@ impl CredentialsLookup for SshCredentials {
         let other = "[127.0.0.1]:22 ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHNvbWUtb3RoZXItaG9zdC1rZXktdGhhdC1kb2VzLW5v\n";
         match secret.name.as_str() {
             "known" => data.insert("known_hosts".into(), self.known_hosts.as_bytes().to_vec()),
+            "hashed" => data.insert(
+                "known_hosts".into(),
+                self.known_hosts_hashed.as_bytes().to_vec(),
+            ),
             "unknown" => data.insert("known_hosts".into(), other.as_bytes().to_vec()),
             "blind" => None,
             other => return Err(format!("secret apps/{other} not found")),
@@ -717,18 +723,25 @@ async fn ssh_with_a_key_and_known_hosts_from_the_secret() {
     let lookup = SshCredentials {
         key: server.client_key.clone(),
         known_hosts: server.known_hosts.clone(),
+        known_hosts_hashed: server.known_hosts_hashed.clone(),
     };
     let with = |name: &str| with_secret(source(&url, main_branch(), "chart"), name);
     let specs = BTreeMap::from([
         (release(1), with("known")),
         (release(2), with("unknown")),
         (release(3), with("blind")),
+        (release(4), with("hashed")),
     ]);
     let report = f.sync.pass(&specs, &lookup, Instant::now()).await;
     let artifact = report.releases[&release(1)]
         .clone()
         .unwrap_or_else(|e| panic!("{e}\n{}", server.requests()));
     assert_eq!(artifact.chart, "private");
+    // `known_hosts` as `ssh-keygen -H` hashes it serves the same.
+    let hashed = report.releases[&release(4)]
+        .clone()
+        .unwrap_or_else(|e| panic!("{e}\n{}", server.requests()));
+    assert_eq!(hashed.chart, "private");
     assert!(
         server
             .requests()

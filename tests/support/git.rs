@@ -117,6 +117,8 @@ pub struct GitSshServer {
     pub port: u16,
     /// `known_hosts` line for the server (`[127.0.0.1]:PORT ssh-ed25519 …`).
     pub known_hosts: String,
+    /// The same line hashed by `ssh-keygen -H` (`|1|salt|hash ssh-ed25519 …`).
+    pub known_hosts_hashed: String,
     /// The client's private key (PEM), authorized on the server.
     pub client_key: String,
     log: PathBuf,
@@ -175,10 +177,24 @@ impl GitSshServer {
             fields.next().expect("key type"),
             fields.next().expect("key")
         );
+        let hashed_file = work.join("known_hosts");
+        std::fs::write(&hashed_file, &known_hosts).expect("known_hosts");
+        let status = Command::new("ssh-keygen")
+            .args(["-q", "-H", "-f"])
+            .arg(&hashed_file)
+            .status()
+            .expect("ssh-keygen -H");
+        assert!(status.success(), "ssh-keygen -H");
+        let known_hosts_hashed = std::fs::read_to_string(&hashed_file).expect("hashed");
+        assert!(
+            known_hosts_hashed.starts_with("|1|"),
+            "{known_hosts_hashed}"
+        );
         GitSshServer {
             child,
             port,
             known_hosts,
+            known_hosts_hashed,
             client_key: std::fs::read_to_string(work.join("client_key")).expect("client key"),
             log,
         }

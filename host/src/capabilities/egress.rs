@@ -275,7 +275,7 @@ impl EgressPolicy {
 }
 
 /// Host and port of a network git URL, or `None` for a local path.
-fn git_host(url: &str) -> Option<(String, u16)> {
+pub(crate) fn git_host(url: &str) -> Option<(String, u16)> {
     let url = url.trim();
     if let Some((scheme, rest)) = url.split_once("://") {
         let default_port = match scheme.to_ascii_lowercase().as_str() {

@@ -69,6 +69,7 @@ pub struct GitAccess {
 fn check_remote_certificate(
     certificate: &git2::cert::Cert<'_>,
     host: &str,
+    port: u16,
     ca_bundle: Option<&[u8]>,
     known_hosts: Option<&str>,
 ) -> Result<git2::CertificateCheckStatus, git2::Error> {
@@ -81,7 +82,7 @@ fn check_remote_certificate(
                 "the host key of {host} cannot be checked: the credentials Secret has no `known_hosts`"
             )));
         };
-        return if known_host_matches(known_hosts, host, key) {
+        return if known_host_matches(known_hosts, host, port, key) {
             Ok(git2::CertificateCheckStatus::CertificateOk)
         } else {
             Err(git2::Error::from_str(&format!(
@@ -97,12 +98,36 @@ fn check_remote_certificate(
     }
 }
 
-/// Whether `known_hosts` lists `key` (an SSH public key blob) for `host`. Plain host
-/// patterns (`host`, `[host]:port`, comma-separated) are matched; hashed entries (`|1|…`)
-/// are not read.
-fn known_host_matches(known_hosts: &str, host: &str, key: &[u8]) -> bool {
+/// Whether `known_hosts` lists `key` (an SSH public key blob) for `host` on `port`, as
+/// OpenSSH reads the file: the name is `host` on port 22 and `[host]:port` elsewhere,
+/// matched against plain names (comma-separated, any case) and hashed entries
+/// (`|1|salt|HMAC-SHA1(salt, name)`, as `ssh-keygen -H` writes them).
+fn known_host_matches(known_hosts: &str, host: &str, port: u16, key: &[u8]) -> bool {
     use base64::Engine;
-    let encoded = base64::engine::general_purpose::STANDARD.encode(key);
+    use hmac::Mac;
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let encoded = b64.encode(key);
+    let name = if port == 22 {
+        host.to_ascii_lowercase()
+    } else {
+        format!("[{}]:{port}", host.to_ascii_lowercase())
+    };
+    let hashed_matches = |entry: &str| {
+        let Some((salt, hash)) = entry
+            .strip_prefix("|1|")
+            .and_then(|rest| rest.split_once('|'))
+        else {
+            return false;
+        };
+        let (Ok(salt), Ok(hash)) = (b64.decode(salt), b64.decode(hash)) else {
+            return false;
+        };
+        let Ok(mut mac) = hmac::Hmac::<sha1::Sha1>::new_from_slice(&salt) else {
+            return false;
+        };
+        mac.update(name.as_bytes());
+        mac.verify_slice(&hash).is_ok()
+    };
     known_hosts.lines().any(|line| {
         let mut fields = line.split_whitespace();
         let (Some(hosts), Some(_kind), Some(blob)) = (fields.next(), fields.next(), fields.next())
@@ -114,9 +139,11 @@ fn known_host_matches(known_hosts: &str, host: &str, key: &[u8]) -> bool {
         }
         blob == encoded
             && hosts.split(',').any(|pattern| {
-                let pattern = pattern.trim_start_matches('[');
-                let name = pattern.split(']').next().unwrap_or(pattern);
-                name.eq_ignore_ascii_case(host)
+                if pattern.starts_with("|1|") {
+                    hashed_matches(pattern)
+                } else {
+                    pattern.eq_ignore_ascii_case(&name)
+                }
             })
     })
 }
@@ -368,12 +395,14 @@ impl MirrorStore {
         });
         let ca_bundle = access.and_then(|a| a.ca_bundle.clone());
         let known_hosts = access.and_then(|a| a.known_hosts.clone());
+        let port = crate::capabilities::egress::git_host(url).map_or(22, |(_, port)| port);
         // libgit2 replaces the callback's error with its own generic one: keep ours.
         let refused = Arc::clone(&stopped_because);
         callbacks.certificate_check(move |certificate, host| {
             check_remote_certificate(
                 certificate,
                 host,
+                port,
                 ca_bundle.as_deref(),
                 known_hosts.as_deref(),
             )
@@ -544,23 +573,38 @@ mod tests {
     }
 
     #[test]
-    fn ssh_host_keys_must_be_listed_for_the_host() {
+    fn ssh_host_keys_must_be_listed_for_the_host_and_port() {
         use super::known_host_matches;
         use base64::Engine;
+        use hmac::Mac;
+        let b64 = base64::engine::general_purpose::STANDARD;
         let key = b"\0\0\0\x0bssh-ed25519\0\0\0\x20host-key-bytes-of-the-git-server!";
         let other = b"\0\0\0\x0bssh-ed25519\0\0\0\x20a-different-key-of-another-host";
-        let b64 = base64::engine::general_purpose::STANDARD.encode(key);
-        let known = format!(
-            "# comment\n|1|c2FsdA==|aGFzaA== ssh-ed25519 {b64}\n@cert-authority * ssh-ed25519 {b64}\ngit.example.com,10.0.0.7 ssh-ed25519 {b64}\n[ssh.example.com]:2222 ssh-ed25519 {b64} comment\n"
+        let blob = b64.encode(key);
+        // A hashed entry as `ssh-keygen -H` writes it, for `[hashed.example.com]:2200`.
+        let salt = b"twenty-bytes-of-salt";
+        let mut mac = hmac::Hmac::<sha1::Sha1>::new_from_slice(salt).unwrap();
+        mac.update(b"[hashed.example.com]:2200");
+        let hashed = format!(
+            "|1|{}|{}",
+            b64.encode(salt),
+            b64.encode(mac.finalize().into_bytes())
         );
-        assert!(known_host_matches(&known, "git.example.com", key));
-        assert!(known_host_matches(&known, "GIT.example.com", key));
-        assert!(known_host_matches(&known, "10.0.0.7", key));
-        assert!(known_host_matches(&known, "ssh.example.com", key));
-        assert!(!known_host_matches(&known, "git.example.com", other));
-        // Hashed entries and CA lines are not read: an unlisted host is unknown.
-        assert!(!known_host_matches(&known, "unlisted.example.com", key));
-        assert!(!known_host_matches("", "git.example.com", key));
+        let known = format!(
+            "# comment\n@cert-authority * ssh-ed25519 {blob}\ngit.example.com,10.0.0.7 ssh-ed25519 {blob}\n[ssh.example.com]:2222 ssh-ed25519 {blob} comment\n{hashed} ssh-ed25519 {blob}\n"
+        );
+        assert!(known_host_matches(&known, "git.example.com", 22, key));
+        assert!(known_host_matches(&known, "GIT.example.com", 22, key));
+        assert!(known_host_matches(&known, "10.0.0.7", 22, key));
+        assert!(known_host_matches(&known, "ssh.example.com", 2222, key));
+        assert!(known_host_matches(&known, "hashed.example.com", 2200, key));
+        // The port is part of the name, as OpenSSH reads the file.
+        assert!(!known_host_matches(&known, "ssh.example.com", 22, key));
+        assert!(!known_host_matches(&known, "git.example.com", 2222, key));
+        assert!(!known_host_matches(&known, "hashed.example.com", 22, key));
+        assert!(!known_host_matches(&known, "git.example.com", 22, other));
+        assert!(!known_host_matches(&known, "unlisted.example.com", 22, key));
+        assert!(!known_host_matches("", "git.example.com", 22, key));
     }
 
     #[test]
