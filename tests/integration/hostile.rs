@@ -51,6 +51,19 @@ fn peak_rss_kib(pid: u32) -> u64 {
         .unwrap()
 }
 
+/// One HelmRelease per name in `namespace`, each running the chart folder of that name in
+/// the git repository `url` (branch `main`).
+async fn create_git_releases(api: &Api<HelmRelease>, namespace: &str, url: &str, names: &[&str]) {
+    for name in names {
+        let hr = helm_release(
+            name,
+            namespace,
+            serde_json::json!({"chart": {"git": url, "ref": "main", "path": name}}),
+        );
+        api.create(&PostParams::default(), &hr).await.unwrap();
+    }
+}
+
 /// The operator with every product plugin and [`MEMORY_BUDGET_MIB`] of guest memory shared by
 /// all calls in flight, whatever each call's own limit.
 fn start_with_memory_budget(cluster: &Cluster, dir: &std::path::Path) -> Operator {
@@ -114,14 +127,13 @@ pub async fn hostile_charts_fail_alone_with_bounded_memory(cluster: Arc<Cluster>
     );
     let namespace = cluster.create_namespace("hostile").await;
     let api: Api<HelmRelease> = Api::namespaced(cluster.client().await, &namespace);
-    for name in ["recursive", "huge", "repeated", "escaping", "fine"] {
-        let hr = helm_release(
-            name,
-            &namespace,
-            serde_json::json!({"chart": {"git": url, "ref": "main", "path": name}}),
-        );
-        api.create(&PostParams::default(), &hr).await.unwrap();
-    }
+    create_git_releases(
+        &api,
+        &namespace,
+        &url,
+        &["recursive", "huge", "repeated", "escaping", "fine"],
+    )
+    .await;
     let started = Instant::now();
     let operator = start_with_memory_budget(&cluster, dir.path());
     let long = Duration::from_secs(180);
@@ -392,14 +404,7 @@ pub async fn a_two_gib_blob_in_git_fails_its_release_alone(cluster: Arc<Cluster>
     let url = server.url("sparse-repo");
     let namespace = cluster.create_namespace("sparse").await;
     let api: Api<HelmRelease> = Api::namespaced(cluster.client().await, &namespace);
-    for name in ["sparse", "fine"] {
-        let hr = helm_release(
-            name,
-            &namespace,
-            serde_json::json!({"chart": {"git": url, "ref": "main", "path": name}}),
-        );
-        api.create(&PostParams::default(), &hr).await.unwrap();
-    }
+    create_git_releases(&api, &namespace, &url, &["sparse", "fine"]).await;
     let started = Instant::now();
     let operator = start_with_memory_budget(&cluster, dir.path());
     let long = Duration::from_secs(120);
