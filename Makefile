@@ -8,7 +8,7 @@ PLUGIN_OUT := target/$(PLUGIN_TARGET)/plugin
 PRODUCT_PLUGINS := source-git source-helm-repo source-oci backend-helm3 backend-helm2 compat-helm
 TEST_PLUGINS := spin-forever allocate-forever trap host-probe wrong-world future-major
 
-.PHONY: ssh-server supply-chain fuzz fuzz-smoke all build plugins python-plugins helm4-plugins helm-free-host fmt-check clippy unit-test tool-test oracles integration-test test test-fresh tools cluster-up cluster-down demo bench bench-render clean-cache
+.PHONY: chaos-smoke image ssh-server supply-chain fuzz fuzz-smoke all build plugins python-plugins helm4-plugins helm-free-host fmt-check clippy unit-test tool-test oracles integration-test test test-fresh tools cluster-up cluster-down demo bench bench-render clean-cache
 
 all: build plugins
 
@@ -126,7 +126,17 @@ fuzz:
 fuzz-smoke:
 	CAPSTAN_FUZZ_SCRATCH=1 scripts/fuzz 15
 
-test: fmt-check clippy supply-chain unit-test fuzz-smoke tool-test integration-test
+test: fmt-check clippy supply-chain unit-test fuzz-smoke tool-test integration-test chaos-smoke image
+
+## A short chaos campaign (scripts/chaos: kills, control-plane restarts, source outages),
+## at most 5 minutes of faults on a control plane of its own.
+chaos-smoke: plugins tools
+	scripts/chaos --releases 12 --kills 20 --minutes 5
+
+## The container image, built without a daemon (scripts/image): pushed to a local registry
+## started for the run, read back and checked, saved in target/image/oci.
+image: plugins
+	scripts/image
 
 ## The whole of `make test` as a fresh machine runs it: a fresh clone of HEAD, with the tools
 ## cache pointed at an empty folder (so every tool is built) and a cold target/. Run it

@@ -19,7 +19,7 @@ use crate::harness::{Cluster, repo_root};
 const SYSTEM_NAMESPACE: &str = "capstan-system";
 
 /// Run `command`; its stdout, or a panic with everything it printed.
-fn output(command: &mut Command) -> String {
+pub(crate) fn output(command: &mut Command) -> String {
     let out = command
         .output()
         .unwrap_or_else(|e| panic!("cannot run {command:?}: {e}"));
@@ -492,13 +492,18 @@ pub async fn deploy_manifests_and_chart_are_accepted_and_grant_what_the_operator
 }
 
 /// `capstan run` as a child process; SIGTERM, then SIGKILL, on drop.
-struct Operator {
+pub(crate) struct Operator {
     child: Child,
     log: PathBuf,
 }
 
 impl Operator {
-    fn log(&self) -> String {
+    /// Takes charge of `child`, which writes its log to `log`.
+    pub(crate) fn new(child: Child, log: PathBuf) -> Operator {
+        Operator { child, log }
+    }
+
+    pub(crate) fn log(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 }
@@ -518,7 +523,7 @@ impl Drop for Operator {
 }
 
 /// Wait until `check` holds for the HelmRelease (`None`: it is gone).
-async fn wait_hr(
+pub(crate) async fn wait_hr(
     api: &Api<HelmRelease>,
     name: &str,
     operator: &Operator,

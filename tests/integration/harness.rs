@@ -53,10 +53,15 @@ impl Cluster {
     /// Reuse the cluster in `$CAPSTAN_CLUSTER_DIR` (default `target/test-cluster`) when it is
     /// running, otherwise start one there with `tests/cluster/up`.
     pub fn start_or_reuse() -> Result<Cluster, String> {
-        let root = repo_root();
         let dir = std::env::var_os("CAPSTAN_CLUSTER_DIR")
             .map(PathBuf::from)
-            .unwrap_or_else(|| root.join("target/test-cluster"));
+            .unwrap_or_else(|| repo_root().join("target/test-cluster"));
+        Cluster::start_or_reuse_in(dir)
+    }
+
+    /// Reuse the cluster in `dir` when it is running, otherwise start one there.
+    pub fn start_or_reuse_in(dir: PathBuf) -> Result<Cluster, String> {
+        let root = repo_root();
         let tools =
             PathBuf::from(run(&mut Command::new(root.join("tests/cluster/tools-dir")))?.trim());
         let kubeconfig = dir.join("kubeconfig");
@@ -85,6 +90,11 @@ impl Cluster {
     /// The admin kubeconfig.
     pub fn kubeconfig(&self) -> PathBuf {
         self.dir.join("kubeconfig")
+    }
+
+    /// The API server's audit log (JSON lines; what ServiceAccounts do, metadata only).
+    pub fn audit_log(&self) -> PathBuf {
+        self.dir.join("logs/audit.log")
     }
 
     /// A tool binary (`helm`, `kubectl`, ...).

@@ -928,3 +928,167 @@ pub async fn a_failed_upgrade_is_rolled_back_when_asked(cluster: Arc<Cluster>) {
     api.delete("hello", &DeleteParams::default()).await.unwrap();
     wait_gone(&api, "hello", &operator).await;
 }
+
+/// Removes a label from the fake node, also when the test fails.
+struct NodeLabel<'a> {
+    cluster: &'a Cluster,
+    key: String,
+}
+
+impl Drop for NodeLabel<'_> {
+    fn drop(&mut self) {
+        let _ = self
+            .cluster
+            .command("kubectl")
+            .args(["label", "node", "kwok-node-0", &format!("{}-", self.key)])
+            .output();
+    }
+}
+
+/// The holder of the Lease `name` in `namespace`, and how many times it changed hands.
+async fn lease_holder(cluster: &Cluster, namespace: &str, name: &str) -> (Option<String>, i32) {
+    let lease = Api::<k8s_openapi::api::coordination::v1::Lease>::namespaced(
+        cluster.client().await,
+        namespace,
+    )
+    .get_opt(name)
+    .await
+    .unwrap();
+    let spec = lease.and_then(|l| l.spec).unwrap_or_default();
+    (spec.holder_identity, spec.lease_transitions.unwrap_or(0))
+}
+
+pub async fn a_follower_finishes_the_install_its_killed_leader_began(cluster: Arc<Cluster>) {
+    install_crd(&cluster);
+    let dir = tempfile::tempdir().unwrap();
+    let repo = chart_repository(dir.path());
+    let url = format!("file://{}", repo.display());
+    let ns = cluster.create_namespace("hr-handover").await;
+    let api: Api<HelmRelease> = Api::namespaced(cluster.client().await, &ns);
+    let lease_flags = [
+        "--leader-election",
+        "--lease-namespace",
+        ns.as_str(),
+        "--lease-name",
+        "capstan",
+    ];
+    let dirs = [dir.path().join("a"), dir.path().join("b")];
+    for d in &dirs {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    let mut replicas = [
+        Operator::start(&cluster, &dirs[0], &lease_flags),
+        Operator::start(&cluster, &dirs[1], &lease_flags),
+    ];
+    // The chart's pods need a node label nobody has yet: the install waits for them, and
+    // stays in flight until the label appears.
+    let label = format!("capstan.dev/handover-{}", std::process::id());
+    let hr = helm_release(
+        "hello",
+        &ns,
+        serde_json::json!({
+            "chart": {"git": url, "ref": "main", "path": "charts/hello"},
+            "wait": true,
+            "timeout": 240,
+            "values": {"nodeSelector": {label.as_str(): "true"}},
+        }),
+    );
+    api.create(&PostParams::default(), &hr).await.unwrap();
+    let release = format!("{ns}-hello");
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !release_statuses(&cluster, &release, &ns).contains(&"pending-install".to_owned()) {
+        assert!(
+            Instant::now() < deadline,
+            "the install never started:\n{}\n{}",
+            replicas[0].log(),
+            replicas[1].log()
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let actions = |op: &Operator| op.metric("capstan_release_actions_total").unwrap_or(0.0);
+    let (leader_lease, transitions_before) = lease_holder(&cluster, &ns, "capstan").await;
+    let lock = format!("capstan.release.{release}");
+    // Without POD_NAME a replica's identity is capstan-<pid>.
+    let leader = replicas
+        .iter()
+        .position(|op| leader_lease == op.pid().map(|pid| format!("capstan-{pid}")))
+        .unwrap_or_else(|| panic!("the Lease is held by {leader_lease:?}, no replica"));
+    let follower = 1 - leader;
+    // A release lock names the process holding it: `<host>/<pid> <operation> #<nonce>`.
+    let holder_pid = |holder: Option<String>| {
+        holder.and_then(|h| {
+            h.split_once('/')
+                .and_then(|(_, rest)| rest.split(' ').next().map(str::to_owned))
+        })
+    };
+    let (lock_holder, _) = lease_holder(&cluster, &ns, &lock).await;
+    assert_eq!(
+        holder_pid(lock_holder.clone()),
+        replicas[leader].pid().map(|p| p.to_string()),
+        "the release lock is held by {lock_holder:?}, not by the leader"
+    );
+    replicas[leader].kill();
+    let killed = Instant::now();
+    let _label = NodeLabel {
+        cluster: &cluster,
+        key: label.clone(),
+    };
+    cluster.run(
+        "kubectl",
+        &["label", "node", "kwok-node-0", &format!("{label}=true")],
+    );
+
+    let done = wait_for(
+        &api,
+        "hello",
+        &replicas[follower],
+        "Ready, finished by the follower",
+        Duration::from_secs(240),
+        ready,
+    )
+    .await;
+    let handover = killed.elapsed();
+    let (new_leader, transitions_after) = lease_holder(&cluster, &ns, "capstan").await;
+    let (new_lock_holder, lock_transitions) = lease_holder(&cluster, &ns, &lock).await;
+    println!(
+        "handover: killed leader {leader_lease:?} mid-install; follower {new_leader:?} had the \
+         release Ready {:.1}s later (leader Lease 15 s, release lock {} s); leader Lease \
+         transitions {transitions_before} -> {transitions_after}, release lock transitions \
+         {lock_transitions}",
+        handover.as_secs_f64(),
+        capstan::release_lock::LOCK_DURATION.as_secs()
+    );
+    assert_ne!(new_leader, leader_lease, "the Lease never changed hands");
+    // Released when the install ended, or still held by the new leader's operation.
+    assert!(
+        new_lock_holder.is_none()
+            || holder_pid(new_lock_holder.clone())
+                == replicas[follower].pid().map(|p| p.to_string()),
+        "the release lock is held by {new_lock_holder:?}, not by the new leader"
+    );
+    assert!(actions(&replicas[follower]) >= 1.0);
+    // One writer at a time: the records are a clean history (no revision twice, nothing
+    // left pending, the last one deployed), and the status names the final revision.
+    let history: Vec<serde_json::Value> =
+        serde_json::from_str(&cluster.run("helm", &["history", &release, "-n", &ns, "-o", "json"]))
+            .unwrap();
+    let revisions: Vec<i64> = history
+        .iter()
+        .map(|r| r["revision"].as_i64().unwrap())
+        .collect();
+    let mut unique = revisions.clone();
+    unique.dedup();
+    assert_eq!(unique, revisions, "a revision written twice: {history:?}");
+    let statuses = release_statuses(&cluster, &release, &ns);
+    assert!(
+        statuses.iter().all(|s| !s.starts_with("pending")),
+        "{statuses:?}"
+    );
+    assert_eq!(statuses.last().map(String::as_str), Some("deployed"));
+    assert_eq!(
+        done.status.and_then(|s| s.revision),
+        revisions.last().copied()
+    );
+    api.delete("hello", &DeleteParams::default()).await.unwrap();
+    wait_gone(&api, "hello", &replicas[follower]).await;
+}

@@ -14,6 +14,7 @@ mod helm4_getter;
 mod helmrelease;
 mod host_imports;
 mod hostile;
+mod installed;
 mod kwok_and_helm;
 mod oci;
 mod operator;
@@ -87,6 +88,10 @@ const TESTS: &[(&str, TestFn)] = &[
     ("a_failed_upgrade_is_rolled_back_when_asked", |c| {
         Box::pin(helmrelease::a_failed_upgrade_is_rolled_back_when_asked(c))
     }),
+    (
+        "a_follower_finishes_the_install_its_killed_leader_began",
+        |c| Box::pin(helmrelease::a_follower_finishes_the_install_its_killed_leader_began(c)),
+    ),
     ("only_the_leader_replica_acts", |c| {
         Box::pin(helmrelease::only_the_leader_replica_acts(c))
     }),
@@ -270,6 +275,14 @@ const TESTS: &[(&str, TestFn)] = &[
                 deploy::deploy_manifests_and_chart_are_accepted_and_grant_what_the_operator_needs(
                     c,
                 ),
+            )
+        },
+    ),
+    (
+        "the_chart_installed_by_helm_runs_the_operator_as_its_service_account",
+        |c| {
+            Box::pin(
+                installed::the_chart_installed_by_helm_runs_the_operator_as_its_service_account(c),
             )
         },
     ),
