@@ -221,7 +221,14 @@ impl Drop for OperatorProcess {
 /// Restart one process of the control plane (`kube-apiserver`, `etcd`) recorded in the
 /// cluster's `pids` file: SIGKILL it, start the same command line again, record the new
 /// pid there (so `tests/cluster/down` stops it), and wait until the API answers again.
-fn restart_control_plane_process(cluster_dir: &Path, name: &str, cluster: &Cluster) {
+/// `owned` keeps the processes this driver started, so that a second restart reaps the
+/// first one completely (all its threads, so its ports are free) before starting anew.
+fn restart_control_plane_process(
+    cluster_dir: &Path,
+    name: &str,
+    cluster: &Cluster,
+    owned: &mut BTreeMap<String, Child>,
+) {
     let pids_path = cluster_dir.join("pids");
     let pids = std::fs::read_to_string(&pids_path).unwrap();
     let Some(pid) = pids.lines().find_map(|line| {
@@ -236,28 +243,41 @@ fn restart_control_plane_process(cluster_dir: &Path, name: &str, cluster: &Clust
         .filter(|part| !part.is_empty())
         .map(|part| String::from_utf8_lossy(part).into_owned())
         .collect();
-    let _ = Command::new("kill").args(["-KILL", &pid]).status();
-    while Path::new(&format!("/proc/{pid}")).exists()
-        && !std::fs::read_to_string(format!("/proc/{pid}/stat"))
-            .unwrap_or_default()
-            .contains(") Z")
-    {
-        std::thread::sleep(Duration::from_millis(50));
+    match owned.remove(name) {
+        Some(mut child) => {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        None => {
+            // Started by tests/cluster/up, whose shell is gone: init reaps it.
+            let _ = Command::new("kill").args(["-KILL", &pid]).status();
+            while Path::new(&format!("/proc/{pid}")).exists() {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
     }
-    let log = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(cluster_dir.join(format!("logs/{name}.log")))
-        .unwrap();
-    let child = Command::new(&argv[0])
-        .args(&argv[1..])
-        .stdout(log.try_clone().unwrap())
-        .stderr(log)
-        .spawn()
-        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let mut child = spawn_logged(&argv, &cluster_dir.join(format!("logs/{name}.log")));
+    loop {
+        if harness::run(
+            cluster
+                .command("kubectl")
+                .args(["get", "--raw", "/readyz"]),
+        )
+        .is_ok()
+        {
+            break;
+        }
+        assert!(Instant::now() < deadline, "{name} did not come back");
+        if child.try_wait().ok().flatten().is_some() {
+            // Exited (a port still held for a moment): start it again.
+            std::thread::sleep(Duration::from_millis(500));
+            child = spawn_logged(&argv, &cluster_dir.join(format!("logs/{name}.log")));
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    }
     let new_pid = child.id();
-    // The control plane outlives this handle; `tests/cluster/down` stops it by pid.
-    std::mem::forget(child);
+    owned.insert(name.to_owned(), child);
     let rewritten: String = pids
         .lines()
         .map(|line| {
@@ -269,11 +289,21 @@ fn restart_control_plane_process(cluster_dir: &Path, name: &str, cluster: &Clust
         })
         .collect();
     std::fs::write(&pids_path, rewritten).unwrap();
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while harness::run(cluster.command("kubectl").args(["get", "--raw", "/readyz"])).is_err() {
-        assert!(Instant::now() < deadline, "{name} did not come back");
-        std::thread::sleep(Duration::from_millis(250));
-    }
+}
+
+/// Start `argv` with its output appended to `log`.
+fn spawn_logged(argv: &[String], log: &Path) -> Child {
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log)
+        .unwrap();
+    Command::new(&argv[0])
+        .args(&argv[1..])
+        .stdout(log.try_clone().unwrap())
+        .stderr(log)
+        .spawn()
+        .unwrap()
 }
 
 // ---------------------------------------------------------------------------------------
@@ -489,8 +519,13 @@ impl Counts {
     }
 }
 
+/// What `tool args` printed, as JSON; null when it failed (`helm history` of a release
+/// that never got a record).
 fn json(cluster: &Cluster, tool: &str, args: &[&str]) -> serde_json::Value {
-    serde_json::from_str(&cluster.run(tool, args)).unwrap_or(serde_json::Value::Null)
+    harness::run(cluster.command(tool).args(args))
+        .ok()
+        .and_then(|out| serde_json::from_str(&out).ok())
+        .unwrap_or(serde_json::Value::Null)
 }
 
 fn count(
@@ -745,6 +780,8 @@ async fn campaign(cluster: &Cluster, cluster_dir: &Path, settings: &Settings) ->
     .filter(|k| *k > 0)
     .collect();
     let max_deletions = (settings.releases / 10).max(1);
+    // Control-plane processes this driver restarted (stopped by tests/cluster/down).
+    let mut control_plane: BTreeMap<String, Child> = BTreeMap::new();
     for kill in 0..settings.kills {
         if limit.is_some_and(|l| started.elapsed() >= l) {
             println!("chaos: time limit reached after {kill} kills");
@@ -827,7 +864,7 @@ async fn campaign(cluster: &Cluster, cluster_dir: &Path, settings: &Settings) ->
                 "kube-apiserver"
             };
             println!("chaos: restarting {name} (after kill {kill})");
-            restart_control_plane_process(cluster_dir, name, cluster);
+            restart_control_plane_process(cluster_dir, name, cluster, &mut control_plane);
             *stats
                 .entry(if name == "etcd" {
                     "etcd restarts"
