@@ -828,3 +828,122 @@ async fn the_egress_guard_refuses_loopback_link_local_and_private_addresses() {
         .unwrap();
     assert_eq!(artifact.chart, "demo");
 }
+
+/// A server on 127.0.0.1 that accepts connections and never answers while `hold` is set;
+/// once it is cleared, held and new connections are closed at once.
+struct StalledServer {
+    port: u16,
+    hold: Arc<std::sync::atomic::AtomicBool>,
+    accepted: Arc<std::sync::atomic::AtomicUsize>,
+    held: Arc<std::sync::Mutex<Vec<std::net::TcpStream>>>,
+}
+
+impl StalledServer {
+    fn start() -> StalledServer {
+        use std::sync::atomic::Ordering;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let hold = Arc::new(std::sync::atomic::AtomicBool::new(true));
+        let accepted = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let held = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let (h, a, k) = (hold.clone(), accepted.clone(), held.clone());
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                a.fetch_add(1, Ordering::SeqCst);
+                if h.load(Ordering::SeqCst) {
+                    k.lock().unwrap().push(stream);
+                }
+            }
+        });
+        StalledServer {
+            port,
+            hold,
+            accepted,
+            held,
+        }
+    }
+
+    fn give_up(&self) {
+        self.hold.store(false, std::sync::atomic::Ordering::SeqCst);
+        self.held.lock().unwrap().clear();
+    }
+
+    fn accepted(&self) -> usize {
+        self.accepted.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stalled_repository_does_not_hold_back_the_others() {
+    let f = fixture_with(
+        HttpOptions {
+            timeout: Duration::from_secs(20),
+            ..test_http()
+        },
+        None,
+    )
+    .await;
+    let stalled = StalledServer::start();
+    let mut specs = BTreeMap::new();
+    for i in 0..20 {
+        let url = format!("http://127.0.0.1:{}/r{i}", stalled.port);
+        specs.insert(release(i), source(&url, "demo", ""));
+    }
+    let healthy = release(100);
+    specs.insert(healthy.clone(), source(&f.server.url("charts"), "demo", ""));
+
+    // The healthy release gets its artifact in the first pass; the stalled sources keep
+    // resolving in the background and their releases are not reported (they keep what
+    // they had), instead of holding the pass for the HTTP timeout.
+    let started = Instant::now();
+    let report = f.sync.pass(&specs, &NoCredentials, Instant::now()).await;
+    let first_pass = started.elapsed();
+    let artifact = report.releases.get(&healthy);
+    assert!(
+        artifact.is_some_and(Result::is_ok),
+        "healthy release: {artifact:?}"
+    );
+    let reported: Vec<_> = (0..20)
+        .filter(|i| report.releases.contains_key(&release(*i)))
+        .collect();
+    assert!(
+        reported.is_empty(),
+        "stalled sources reported: {reported:?}"
+    );
+    assert_eq!(f.sync.resolves_in_flight().await, 20);
+    // At most half the resolve slots (2 of 4) go to the stalled server.
+    assert!(
+        stalled.accepted() <= 2,
+        "{} connections",
+        stalled.accepted()
+    );
+    println!("first pass with 20 stalled sources took {first_pass:?}");
+
+    // When the server gives up, the resolves end; the next pass reports each failure
+    // naming its source.
+    stalled.give_up();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while f.sync.resolves_in_flight().await > 0 {
+        // Passes take the results of the resolves that ended.
+        f.sync.pass(&specs, &NoCredentials, Instant::now()).await;
+        assert!(
+            Instant::now() < deadline,
+            "the stalled resolves never ended"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let report = f.sync.pass(&specs, &NoCredentials, Instant::now()).await;
+    for i in 0..20 {
+        let url = format!("http://127.0.0.1:{}/r{i}", stalled.port);
+        match report.releases.get(&release(i)) {
+            Some(Err(error)) => assert_names_source(error, &url, "demo", ""),
+            other => panic!("release {i}: {other:?}"),
+        }
+    }
+    // Failing sources wait for their backoff: an immediate pass makes no new connection.
+    let connections = stalled.accepted();
+    let report = f.sync.pass(&specs, &NoCredentials, Instant::now()).await;
+    assert!(report.releases.get(&release(0)).is_some_and(Result::is_err));
+    assert_eq!(stalled.accepted(), connections);
+    assert!(report.releases.get(&healthy).is_some_and(Result::is_ok));
+}

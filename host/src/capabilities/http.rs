@@ -207,6 +207,9 @@ struct CacheSlot {
 pub struct ResponseCache {
     slot: tokio::sync::Mutex<CacheSlot>,
     requests: std::sync::atomic::AtomicU64,
+    /// Set by [`ResponseCache::mark_stale`] without waiting for the slot (a request to a
+    /// stalled server may hold it until its timeout); the next request takes it.
+    stale: std::sync::atomic::AtomicBool,
 }
 
 impl ResponseCache {
@@ -217,7 +220,7 @@ impl ResponseCache {
 
     /// Make the next request revalidate (conditionally) with the server.
     pub async fn mark_stale(&self) {
-        self.slot.lock().await.fresh = false;
+        self.stale.store(true, std::sync::atomic::Ordering::Release);
     }
 
     /// Requests actually sent to the server for this URL (including revalidations).
@@ -633,6 +636,13 @@ async fn send_cached(
     mut request: Request<WasiBody>,
 ) -> Result<Response<WasiBody>, HttpError> {
     let mut slot = cached.cache.slot.lock().await;
+    if cached
+        .cache
+        .stale
+        .swap(false, std::sync::atomic::Ordering::AcqRel)
+    {
+        slot.fresh = false;
+    }
     if slot.fresh
         && let Some(entry) = &slot.entry
     {

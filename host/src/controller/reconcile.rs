@@ -390,7 +390,10 @@ async fn apply_inner(hr: &HelmRelease, ctx: &Context) -> Result<Next, ReconcileE
                 "waiting for the chart source",
             );
         }
-        return finish(writer, Next::Requeue(Duration::from_secs(5))).await;
+        // The source loop wakes this release when it publishes its first decision (a slow
+        // source keeps resolving in the background); polling here would only compete
+        // with healthy releases for the workers. The resync is the safety net.
+        return finish(writer, Next::Requeue(ctx.options.resync)).await;
     };
     let artifact = match state.artifact {
         Ok(artifact) => artifact,

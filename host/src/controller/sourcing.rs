@@ -78,6 +78,7 @@ pub async fn run(
     options: SourceLoopOptions,
     mut stop: tokio::sync::watch::Receiver<bool>,
 ) {
+    let resolve_finished = sync.resolve_finished();
     loop {
         // A pass only reads sources and publishes decisions; one cut short by shutdown
         // loses nothing (the next start recomputes everything), so it does not hold the
@@ -89,6 +90,8 @@ pub async fn run(
         let woken = tokio::select! {
             _ = tokio::time::sleep(options.tick) => false,
             _ = artifacts.wake.notified() => true,
+            // A slow source's resolve ended: take its result.
+            _ = resolve_finished.notified() => true,
             _ = stop.wait_for(|s| *s) => return,
         };
         if woken {

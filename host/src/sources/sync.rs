@@ -7,6 +7,15 @@
 //! documents once per interval, resolve each distinct source once through its plugin,
 //! fetch only when the content id is new, and report which releases now have a different
 //! artifact.
+//!
+//! Backpressure: a pass waits for resolves only briefly ([`RESOLVE_WAIT`]); a source that
+//! is slower (a stalled server) keeps resolving in the background, its releases keep what
+//! they had, and its result is taken by a later pass (the source loop is woken when it
+//! ends). Resolves run in two lanes of `parallelism` slots each, one for sources that
+//! last succeeded and one for sources that are failing, so failing sources never hold
+//! the slots healthy ones need; at most half the slots go to one server (scheme, host and
+//! port) and all but one to one plugin, so many sources on one stalled server, or a slow
+//! plugin, cannot fill a lane; a failing source is retried after a backoff with jitter.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
@@ -207,6 +216,71 @@ struct State {
     sources: BTreeMap<ReleaseKey, SourceSpec>,
     /// The digest each release had last pass.
     digests: BTreeMap<ReleaseKey, String>,
+    /// Resolves still running, by source.
+    resolving: HashMap<SourceSpec, ResolveInFlight>,
+    /// Sources whose last resolve failed.
+    resolve_failures: HashMap<SourceSpec, ResolveFailure>,
+}
+
+/// How long a pass waits for the resolves it started before reporting without the slow
+/// ones.
+pub const RESOLVE_WAIT: Duration = Duration::from_secs(2);
+
+/// What a resolve gave: the revision and the grants it ran with, or why it failed.
+type ResolveOutcome = Result<(Revision, Grants), SourceError>;
+
+/// A resolve running in the background, with the grants it was given (the fetch that
+/// follows uses the same).
+struct ResolveInFlight {
+    task: tokio::task::JoinHandle<Result<Revision, CallError>>,
+    grants: Grants,
+    /// Set when a pass ended without it: its end then wakes the source loop.
+    outlived_pass: Arc<std::sync::atomic::AtomicBool>,
+}
+
+/// Consecutive failed resolves of a source and when it may be tried again.
+struct ResolveFailure {
+    failures: u32,
+    next_attempt: Instant,
+    error: SourceError,
+}
+
+/// Resolve slots: sources that last succeeded (or are new), and sources that are failing.
+struct ResolveLanes {
+    healthy: Arc<tokio::sync::Semaphore>,
+    failing: Arc<tokio::sync::Semaphore>,
+    /// Slots per server (half a lane) and per plugin (all but one), made on first use.
+    per_server: std::sync::Mutex<HashMap<String, Arc<tokio::sync::Semaphore>>>,
+    per_server_slots: usize,
+    per_plugin_slots: usize,
+}
+
+impl ResolveLanes {
+    /// The slots of the server `url` points at (`scheme://host:port`).
+    fn server(&self, url: &str) -> Option<Arc<tokio::sync::Semaphore>> {
+        let uri: Uri = url.parse().ok()?;
+        let server = format!(
+            "server {}://{}:{}",
+            uri.scheme_str()?,
+            uri.host()?,
+            uri.port_u16().unwrap_or(0)
+        );
+        Some(self.slots_of(server, self.per_server_slots))
+    }
+
+    /// The slots of the plugin named `name`.
+    fn plugin(&self, name: &str) -> Arc<tokio::sync::Semaphore> {
+        self.slots_of(format!("plugin {name}"), self.per_plugin_slots)
+    }
+
+    fn slots_of(&self, key: String, size: usize) -> Arc<tokio::sync::Semaphore> {
+        let mut slots = self.per_server.lock().unwrap_or_else(|e| e.into_inner());
+        Arc::clone(
+            slots
+                .entry(key)
+                .or_insert_with(|| Arc::new(tokio::sync::Semaphore::new(size))),
+        )
+    }
 }
 
 /// What a routed source needs from the host, derived from its kind's capabilities and its
@@ -230,6 +304,9 @@ pub struct SourceSync {
     catalog: std::sync::RwLock<Arc<SourceCatalog>>,
     metrics: Option<Arc<SourceMetrics>>,
     state: tokio::sync::Mutex<State>,
+    lanes: ResolveLanes,
+    /// Notified when a background resolve ends (the source loop runs a pass then).
+    resolve_finished: Arc<tokio::sync::Notify>,
 }
 
 /// Where a source points, for messages: the URL its kind's capabilities name, followed by
@@ -337,6 +414,17 @@ fn backoff(failures: u32, interval: Duration) -> Duration {
     Duration::from_secs(1u64 << failures.min(16).saturating_sub(1)).min(interval)
 }
 
+/// [`backoff`] plus up to 20 % jitter, so that sources failing together (one server down
+/// for many releases) are not retried in lockstep.
+fn backoff_with_jitter(failures: u32, interval: Duration) -> Duration {
+    let base = backoff(failures, interval);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let fifth = base.as_millis() as u64 / 5;
+    base + Duration::from_millis(u64::from(nanos) % fifth.max(1))
+}
+
 impl SourceSync {
     /// Source sync over `mirrors` and `artifacts`, serving the kinds of `catalog`.
     pub fn new(
@@ -354,7 +442,25 @@ impl SourceSync {
             catalog: std::sync::RwLock::new(catalog),
             metrics,
             state: tokio::sync::Mutex::new(State::default()),
+            lanes: ResolveLanes {
+                healthy: Arc::new(tokio::sync::Semaphore::new(options.parallelism.max(1))),
+                failing: Arc::new(tokio::sync::Semaphore::new(options.parallelism.max(1))),
+                per_server: std::sync::Mutex::new(HashMap::new()),
+                per_server_slots: (options.parallelism / 2).max(1),
+                per_plugin_slots: options.parallelism.saturating_sub(1).max(1),
+            },
+            resolve_finished: Arc::new(tokio::sync::Notify::new()),
         }
+    }
+
+    /// Notified whenever a resolve that outlived its pass ends.
+    pub fn resolve_finished(&self) -> Arc<tokio::sync::Notify> {
+        Arc::clone(&self.resolve_finished)
+    }
+
+    /// Sources whose resolve is still running in the background.
+    pub async fn resolves_in_flight(&self) -> usize {
+        self.state.lock().await.resolving.len()
     }
 
     /// Use these HTTP limits and extra hosts.
@@ -644,10 +750,28 @@ impl SourceSync {
         self.refresh_documents(state, specs, &routed, now, &mut report)
             .await;
 
-        // Resolve each routed source once.
+        // Resolve each routed source once: start what is due, wait briefly, and take what
+        // has ended; a slow source's releases keep what they had until it ends.
         let documents = &state.documents;
         let mirrors = &state.mirrors;
-        let resolved = futures::stream::iter(routed.iter().map(|(source, needs)| async move {
+        let resolving = &mut state.resolving;
+        let resolve_failures = &mut state.resolve_failures;
+        resolving.retain(|source, in_flight| {
+            let wanted = routed.contains_key(source);
+            if !wanted {
+                in_flight.task.abort();
+            }
+            wanted
+        });
+        resolve_failures.retain(|source, _| routed.contains_key(source));
+        self.lanes
+            .per_server
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(|_, slots| Arc::strong_count(slots) > 1);
+        let mut decided: Vec<(&SourceSpec, ResolveOutcome)> = Vec::new();
+        let mut waiting: Vec<&SourceSpec> = Vec::new();
+        for (source, needs) in &routed {
             let ready = match &needs.mirror {
                 None => Ok(()),
                 Some(key) => match mirrors.get(key) {
@@ -667,37 +791,125 @@ impl SourceSync {
                     )),
                 },
             };
-            let mut called = false;
-            let result = match ready {
-                Err(error) => Err(error),
-                Ok(()) => match self.grants(source, needs, documents, credentials) {
-                    Err(error) => Err(error),
-                    Ok(grants) => {
-                        let request = SourceRequest {
-                            kind: source.kind.clone(),
-                            spec: source.spec.clone(),
-                        };
-                        called = true;
-                        needs
-                            .entry
-                            .plugin
-                            .resolve(&request, grants.clone())
-                            .await
-                            .map(|revision| (revision, grants))
-                            .map_err(|e| source_error(source, Some(needs.entry), plugin_cause(e)))
+            if let Err(error) = ready {
+                decided.push((source, Err(error)));
+                continue;
+            }
+            if !resolving.contains_key(*source) {
+                if let Some(failure) = resolve_failures.get(*source)
+                    && now < failure.next_attempt
+                {
+                    decided.push((source, Err(failure.error.clone())));
+                    continue;
+                }
+                let grants = match self.grants(source, needs, documents, credentials) {
+                    Ok(grants) => grants,
+                    Err(error) => {
+                        decided.push((source, Err(error)));
+                        continue;
                     }
-                },
+                };
+                let lane = if resolve_failures.contains_key(*source) {
+                    Arc::clone(&self.lanes.failing)
+                } else {
+                    Arc::clone(&self.lanes.healthy)
+                };
+                let plugin = Arc::clone(&needs.entry.plugin);
+                let request = SourceRequest {
+                    kind: source.kind.clone(),
+                    spec: source.spec.clone(),
+                };
+                let call_grants = grants.clone();
+                let finished = Arc::clone(&self.resolve_finished);
+                let outlived_pass = Arc::new(std::sync::atomic::AtomicBool::new(false));
+                let outlived = Arc::clone(&outlived_pass);
+                let server = needs
+                    .documents
+                    .first()
+                    .or(needs.mirror.as_ref())
+                    .and_then(|key| self.lanes.server(&key.url));
+                let plugin_slots = self.lanes.plugin(needs.entry.plugin.name());
+                let task = tokio::spawn(async move {
+                    // The server's and the plugin's slots first, so that waiting for them
+                    // holds no lane slot. The semaphores are never closed.
+                    let _server_slot = match server {
+                        Some(server) => server.acquire_owned().await.ok(),
+                        None => None,
+                    };
+                    let _plugin_slot = plugin_slots.acquire_owned().await;
+                    let _slot = lane.acquire_owned().await;
+                    let result = plugin.resolve(&request, call_grants).await;
+                    if outlived.load(std::sync::atomic::Ordering::Acquire) {
+                        finished.notify_one();
+                    }
+                    result
+                });
+                resolving.insert(
+                    (*source).clone(),
+                    ResolveInFlight {
+                        task,
+                        grants,
+                        outlived_pass,
+                    },
+                );
+                report.plugin_calls += 1;
+            }
+            waiting.push(source);
+        }
+        let wait_until = tokio::time::Instant::now() + RESOLVE_WAIT;
+        while tokio::time::Instant::now() < wait_until
+            && waiting.iter().any(|source| {
+                resolving
+                    .get(*source)
+                    .is_some_and(|f| !f.task.is_finished())
+            })
+        {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        let mut still_resolving: BTreeSet<&SourceSpec> = BTreeSet::new();
+        for source in waiting {
+            let finished = resolving
+                .get(source)
+                .is_some_and(|in_flight| in_flight.task.is_finished());
+            let Some(in_flight) = finished.then(|| resolving.remove(source)).flatten() else {
+                if let Some(in_flight) = resolving.get(source) {
+                    in_flight
+                        .outlived_pass
+                        .store(true, std::sync::atomic::Ordering::Release);
+                }
+                still_resolving.insert(source);
+                continue;
             };
-            (*source, called, result)
-        }))
-        .buffer_unordered(self.options.parallelism.max(1))
-        .collect::<Vec<_>>()
-        .await;
-        report.plugin_calls += resolved.iter().filter(|(_, called, _)| *called).count();
-        let resolved: Vec<_> = resolved
-            .into_iter()
-            .map(|(source, _, result)| (source, result))
-            .collect();
+            let entry = routed.get(source).map(|n| n.entry);
+            let result = match in_flight.task.await {
+                Ok(Ok(revision)) => Ok((revision, in_flight.grants)),
+                Ok(Err(error)) => Err(source_error(source, entry, plugin_cause(error))),
+                Err(error) => Err(source_error(
+                    source,
+                    entry,
+                    format!("the resolve task ended abnormally: {error}"),
+                )),
+            };
+            match &result {
+                Ok(_) => {
+                    resolve_failures.remove(source);
+                }
+                Err(error) => {
+                    let failures = resolve_failures.get(source).map_or(0, |f| f.failures) + 1;
+                    resolve_failures.insert(
+                        source.clone(),
+                        ResolveFailure {
+                            failures,
+                            next_attempt: now
+                                + backoff_with_jitter(failures, self.options.interval),
+                            error: error.clone(),
+                        },
+                    );
+                }
+            }
+            decided.push((source, result));
+        }
+        let resolved = decided;
 
         // Fetch each new content once, however many sources resolved to it.
         type ContentKey = (String, String);
@@ -760,6 +972,9 @@ impl SourceSync {
             by_source.insert(source, Err(error));
         }
         for (release, source) in specs {
+            if still_resolving.contains(source) {
+                continue;
+            }
             let result = by_source
                 .get(source)
                 .cloned()
@@ -903,7 +1118,8 @@ impl SourceSync {
                 }
                 Err(error) => {
                     entry.failures += 1;
-                    entry.next_attempt = now + backoff(entry.failures, self.options.interval);
+                    entry.next_attempt =
+                        now + backoff_with_jitter(entry.failures, self.options.interval);
                     tracing::warn!(mirror = %key.url, failures = entry.failures, "{error}");
                     entry.last_error = Some(error.clone());
                     report.fetch_failures.push(error);

@@ -11,6 +11,12 @@
 //!   chaos --releases 50 --kills 100 [--minutes M] [--seed S]
 //!
 //! Exits non-zero when a count is not zero or nothing converged in time.
+//!
+//!   chaos --overload 500 [--releases 20]
+//!
+//! measures backpressure instead: how long healthy releases take to follow new values and
+//! new chart versions (and new releases to become Ready) alone, then beside 500 releases
+//! whose chart repository stalls every connection, and prints both with their ratio.
 
 #[path = "../../support/git.rs"]
 mod git_support;
@@ -45,6 +51,7 @@ struct Settings {
     kills: usize,
     minutes: Option<u64>,
     seed: u64,
+    overload: Option<usize>,
 }
 
 fn settings() -> Result<Settings, String> {
@@ -53,6 +60,7 @@ fn settings() -> Result<Settings, String> {
         kills: 100,
         minutes: None,
         seed: std::process::id() as u64,
+        overload: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -66,6 +74,7 @@ fn settings() -> Result<Settings, String> {
             "--kills" => settings.kills = value("--kills")? as usize,
             "--minutes" => settings.minutes = Some(value("--minutes")?),
             "--seed" => settings.seed = value("--seed")?,
+            "--overload" => settings.overload = Some(value("--overload")? as usize),
             other => return Err(format!("unknown argument {other}")),
         }
     }
@@ -259,13 +268,7 @@ fn restart_control_plane_process(
     let deadline = Instant::now() + Duration::from_secs(120);
     let mut child = spawn_logged(&argv, &cluster_dir.join(format!("logs/{name}.log")));
     loop {
-        if harness::run(
-            cluster
-                .command("kubectl")
-                .args(["get", "--raw", "/readyz"]),
-        )
-        .is_ok()
-        {
+        if harness::run(cluster.command("kubectl").args(["get", "--raw", "/readyz"])).is_ok() {
             break;
         }
         assert!(Instant::now() < deadline, "{name} did not come back");
@@ -954,6 +957,237 @@ async fn campaign(cluster: &Cluster, cluster_dir: &Path, settings: &Settings) ->
     ok
 }
 
+/// Seconds until every release in `names` satisfies `check`, or `None` after 10 minutes.
+async fn time_until(
+    api: &Api<HelmRelease>,
+    names: &[String],
+    check: impl Fn(&HelmRelease) -> bool,
+) -> Option<f64> {
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_secs(600) {
+        if let Some(hrs) = list(api).await
+            && names.iter().all(|name| hrs.get(name).is_some_and(&check))
+        {
+            return Some(started.elapsed().as_secs_f64());
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    None
+}
+
+/// Peak resident memory of `pid` so far (VmHWM), in MiB.
+fn peak_rss_mib(pid: u32) -> f64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_default()
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        .map_or(0.0, |kb| kb / 1024.0)
+}
+
+/// One round of healthy work: new values for every healthy release, a new chart version,
+/// and `fresh` new releases; the seconds each took to be applied.
+async fn healthy_round(
+    api: &Api<HelmRelease>,
+    cluster: &Cluster,
+    sources: &mut Sources,
+    healthy: &[Release],
+    repo_url: &str,
+    round: u64,
+    fresh: &[String],
+) -> (Option<f64>, Option<f64>, Option<f64>) {
+    let names: Vec<String> = healthy.iter().map(|r| r.name.clone()).collect();
+    let message = format!("round-{round}");
+    for name in &names {
+        let patch =
+            serde_json::json!({"spec": {"values": {"message": message, "replicaCount": 1}}});
+        api.patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+            .unwrap();
+    }
+    let values = time_until(api, &names, |hr| {
+        ready_status(hr).is_some_and(|(ready, _)| ready)
+    })
+    .await;
+    sources.publish(cluster);
+    let wanted = format!("0.1.{}", sources.repo_version - 1);
+    let version = time_until(api, &names, |hr| {
+        hr.status
+            .as_ref()
+            .and_then(|s| s.applied_source_revision.as_deref())
+            == Some(wanted.as_str())
+            && ready_status(hr).is_some_and(|(ready, _)| ready)
+    })
+    .await;
+    for name in fresh {
+        let release = Release {
+            name: name.clone(),
+            kind: Kind::Repository,
+            values: 0,
+            deleted: false,
+        };
+        let hr: HelmRelease = serde_json::from_value(serde_json::json!({
+            "apiVersion": "helm.capstan.dev/v1alpha1",
+            "kind": "HelmRelease",
+            "metadata": {"name": name},
+            "spec": spec(&release, "", repo_url, 0),
+        }))
+        .unwrap();
+        api.create(&PostParams::default(), &hr).await.unwrap();
+    }
+    let created = time_until(api, fresh, |hr| {
+        ready_status(hr).is_some_and(|(ready, _)| ready)
+    })
+    .await;
+    (values, version, created)
+}
+
+/// Backpressure: healthy releases' latencies alone, then beside `stalled` releases whose
+/// repository stalls every connection.
+async fn overload(cluster: &Cluster, stalled: usize, healthy_count: usize) -> bool {
+    let work = tempfile::tempdir().unwrap();
+    let mut sources = Sources::create(work.path(), cluster);
+    let repo_server = RepoServer::start(&sources.charts, work.path().join("repo.log"), None);
+    let repo_url = repo_server.url("");
+    let dead = FaultyProxy::start(repo_server.port).await;
+    dead.set(STALL);
+    let plugins = repo_root().join("target/plugins");
+    let config = work.path().join("capstan.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "cacheDir: {cache}\nplugins:\n\
+             - {{name: helm-repo, world: source, path: {p}/source-helm-repo.wasm}}\n\
+             - {{name: helm3, world: backend, path: {p}/backend-helm3.wasm, limits: {{memoryMib: 512}}}}\n\
+             backends: {{default: helm3}}\n\
+             sources: {{http: {{timeoutMs: 30000}}, egress: {{allowNetworks: [127.0.0.1]}}}}\n",
+            cache = work.path().join("cache").display(),
+            p = plugins.display()
+        ),
+    )
+    .unwrap();
+    let namespace = format!("overload-{}", std::process::id());
+    cluster.run("kubectl", &["create", "namespace", &namespace]);
+    let api: Api<HelmRelease> = Api::namespaced(cluster.client().await, &namespace);
+    let healthy: Vec<Release> = (0..healthy_count)
+        .map(|i| Release {
+            name: format!("healthy-{i:03}"),
+            kind: Kind::Repository,
+            values: 0,
+            deleted: false,
+        })
+        .collect();
+    for release in &healthy {
+        let hr: HelmRelease = serde_json::from_value(serde_json::json!({
+            "apiVersion": "helm.capstan.dev/v1alpha1",
+            "kind": "HelmRelease",
+            "metadata": {"name": release.name},
+            "spec": spec(release, "", &repo_url, 0),
+        }))
+        .unwrap();
+        api.create(&PostParams::default(), &hr).await.unwrap();
+    }
+    let log = work.path().join("operator.log");
+    let mut operator = OperatorProcess::start(&config, log, cluster);
+    let names: Vec<String> = healthy.iter().map(|r| r.name.clone()).collect();
+    let installed = time_until(&api, &names, |hr| {
+        ready_status(hr).is_some_and(|(ready, _)| ready)
+    })
+    .await;
+    println!(
+        "overload: {healthy_count} healthy releases Ready in {:.1}s",
+        installed.unwrap_or(f64::NAN)
+    );
+    let fresh_alone: Vec<String> = (0..5).map(|i| format!("fresh-a{i}")).collect();
+    let alone = healthy_round(
+        &api,
+        cluster,
+        &mut sources,
+        &healthy,
+        &repo_url,
+        1,
+        &fresh_alone,
+    )
+    .await;
+
+    // Now the stalled ones: 50 repositories on a server that never answers, each named by
+    // a tenth of them with its own version constraint (distinct sources).
+    let stalled_url = format!("http://127.0.0.1:{}", dead.port);
+    for i in 0..stalled {
+        let hr: HelmRelease = serde_json::from_value(serde_json::json!({
+            "apiVersion": "helm.capstan.dev/v1alpha1",
+            "kind": "HelmRelease",
+            "metadata": {"name": format!("stalled-{i:04}")},
+            "spec": {
+                "chart": {
+                    "repository": format!("{stalled_url}/repo-{}/", i % 50),
+                    "name": "hello",
+                    "version": format!(">=0.{}.0", i / 50),
+                },
+                "values": {"message": "never"},
+            },
+        }))
+        .unwrap();
+        api.create(&PostParams::default(), &hr).await.unwrap();
+    }
+    // Let every stalled release be seen and its first resolves start.
+    tokio::time::sleep(Duration::from_secs(20)).await;
+    let fresh_loaded: Vec<String> = (0..5).map(|i| format!("fresh-b{i}")).collect();
+    let loaded = healthy_round(
+        &api,
+        cluster,
+        &mut sources,
+        &healthy,
+        &repo_url,
+        2,
+        &fresh_loaded,
+    )
+    .await;
+    let peak = operator.child.id();
+    let rss = peak_rss_mib(peak);
+    let ratio = |a: Option<f64>, b: Option<f64>| match (a, b) {
+        (Some(a), Some(b)) if a > 0.0 => format!("{:.2}x", b / a),
+        _ => "n/a".into(),
+    };
+    let show = |v: Option<f64>| v.map_or("timed out".to_owned(), |v| format!("{v:.1}s"));
+    println!(
+        "overload: {healthy_count} healthy releases, then beside {stalled} releases on a stalled repository"
+    );
+    println!(
+        "  {:<44} {:>10} {:>12} {:>7}",
+        "", "alone", "overloaded", "ratio"
+    );
+    for (what, a, b) in [
+        (
+            "new values applied to every healthy release",
+            alone.0,
+            loaded.0,
+        ),
+        ("new chart version applied to every one", alone.1, loaded.1),
+        ("5 new releases Ready", alone.2, loaded.2),
+    ] {
+        println!(
+            "  {what:<44} {:>10} {:>12} {:>7}",
+            show(a),
+            show(b),
+            ratio(a, b)
+        );
+    }
+    println!(
+        "  stalled connections held: {}; operator peak RSS {rss:.0} MiB",
+        dead.stalled.load(Ordering::Relaxed)
+    );
+    let ok = loaded.0.is_some() && loaded.1.is_some() && loaded.2.is_some();
+    operator.stop();
+    let _ = cluster
+        .command("kubectl")
+        .args(["delete", "namespace", &namespace, "--wait=false"])
+        .output();
+    // The finalizers of the stalled releases would hold the namespace: the test cluster is
+    // stopped with it, so leave them.
+    ok
+}
+
 fn main() -> std::process::ExitCode {
     let settings = match settings() {
         Ok(s) => s,
@@ -990,7 +1224,10 @@ fn main() -> std::process::ExitCode {
         .enable_all()
         .build()
         .unwrap();
-    let ok = runtime.block_on(campaign(&cluster, &cluster_dir, &settings));
+    let ok = match settings.overload {
+        Some(stalled) => runtime.block_on(overload(&cluster, stalled, settings.releases)),
+        None => runtime.block_on(campaign(&cluster, &cluster_dir, &settings)),
+    };
     drop(runtime);
     drop(cluster);
     if ok {
