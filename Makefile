@@ -42,6 +42,7 @@ HELM4_GETTER := --manifest-path plugins/examples/helm4-mirror-getter/Cargo.toml 
 
 fmt-check:
 	$(CARGO) fmt --all -- --check
+	scripts/chart-readme --check
 	$(CARGO) fmt --manifest-path plugins/examples/helm4-mirror-getter/Cargo.toml -- --check
 
 clippy:

@@ -13,9 +13,12 @@ pub fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-/// The `capstan` binary the Makefile builds before these tests (`cargo build -p capstan`).
+/// The `capstan` binary the Makefile builds before these tests (`cargo build -p capstan`),
+/// or `$CAPSTAN_BIN` (scripts/chaos runs a copy, so rebuilding meanwhile changes nothing).
 pub fn capstan_binary() -> PathBuf {
-    let binary = repo_root().join("target/debug/capstan");
+    let binary = std::env::var_os("CAPSTAN_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo_root().join("target/debug/capstan"));
     assert!(
         binary.is_file(),
         "{} is missing: run `cargo build -p capstan` first",
