@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use capstan::api::HelmRelease;
 use kube::Api;
-use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
+use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
 
 use crate::git_support::git;
 use crate::harness::{Cluster, repo_root};
@@ -1091,4 +1091,114 @@ pub async fn a_follower_finishes_the_install_its_killed_leader_began(cluster: Ar
     );
     api.delete("hello", &DeleteParams::default()).await.unwrap();
     wait_gone(&api, "hello", &replicas[follower]).await;
+}
+
+pub async fn a_release_locked_by_another_process_waits_then_installs(cluster: Arc<Cluster>) {
+    use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
+    install_crd(&cluster);
+    let dir = tempfile::tempdir().unwrap();
+    let repo = chart_repository(dir.path());
+    let url = format!("file://{}", repo.display());
+    let ns = cluster.create_namespace("hr-locked").await;
+    let client = cluster.client().await;
+    let api: Api<HelmRelease> = Api::namespaced(client.clone(), &ns);
+    let leases: Api<Lease> = Api::namespaced(client.clone(), &ns);
+    let release = format!("{ns}-hello");
+    let lock = format!("capstan.release.{release}");
+
+    // Another process (a `capstan release sync` on someone's laptop) holds the release's
+    // lock and keeps renewing it.
+    let holder = "laptop/4242 sync #00000001";
+    let now = || MicroTime(k8s_openapi::jiff::Timestamp::now());
+    let lease = Lease {
+        metadata: kube::api::ObjectMeta {
+            name: Some(lock.clone()),
+            ..Default::default()
+        },
+        spec: Some(LeaseSpec {
+            holder_identity: Some(holder.into()),
+            lease_duration_seconds: Some(30),
+            acquire_time: Some(now()),
+            renew_time: Some(now()),
+            ..Default::default()
+        }),
+    };
+    leases.create(&PostParams::default(), &lease).await.unwrap();
+    let renewing = Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let renewer = {
+        let (leases, lock, renewing) = (leases.clone(), lock.clone(), renewing.clone());
+        tokio::spawn(async move {
+            while renewing.load(std::sync::atomic::Ordering::SeqCst) {
+                let patch = serde_json::json!({"spec": {"renewTime": now()}});
+                let _ = leases
+                    .patch(&lock, &PatchParams::default(), &Patch::Merge(&patch))
+                    .await;
+                tokio::time::sleep(Duration::from_secs(3)).await;
+            }
+        })
+    };
+
+    let operator = Operator::start(&cluster, dir.path(), &[]);
+    let hr = helm_release(
+        "hello",
+        &ns,
+        serde_json::json!({"chart": {"git": url, "ref": "main", "path": "charts/hello"}}),
+    );
+    api.create(&PostParams::default(), &hr).await.unwrap();
+    let locked = wait_for(
+        &api,
+        "hello",
+        &operator,
+        "Reconciling with reason ReleaseLocked",
+        Duration::from_secs(120),
+        |hr| condition(hr, "Reconciling").is_some_and(|c| c.reason == "ReleaseLocked"),
+    )
+    .await;
+    let message = condition(&locked, "Reconciling").unwrap().message.clone();
+    assert!(message.contains(holder), "{message}");
+    assert!(
+        release_statuses(&cluster, &release, &ns).is_empty(),
+        "something was written while the lock was held"
+    );
+    let events = Api::<k8s_openapi::api::events::v1::Event>::namespaced(client.clone(), &ns)
+        .list(&ListParams::default())
+        .await
+        .unwrap();
+    assert!(
+        events
+            .items
+            .iter()
+            .any(|e| e.reason.as_deref() == Some("ReleaseLocked")
+                && e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some("hello")),
+        "no ReleaseLocked event"
+    );
+    // Still locked a retry later: nothing written, the lock still the other process's.
+    tokio::time::sleep(Duration::from_secs(12)).await;
+    assert!(release_statuses(&cluster, &release, &ns).is_empty());
+    let still = leases.get(&lock).await.unwrap();
+    assert_eq!(
+        still.spec.and_then(|s| s.holder_identity).as_deref(),
+        Some(holder)
+    );
+
+    // The other process finishes and releases the lock: the operator installs.
+    renewing.store(false, std::sync::atomic::Ordering::SeqCst);
+    renewer.await.unwrap();
+    leases
+        .delete(&lock, &DeleteParams::default())
+        .await
+        .unwrap();
+    wait_for(
+        &api,
+        "hello",
+        &operator,
+        "Ready once the lock is released",
+        Duration::from_secs(120),
+        ready,
+    )
+    .await;
+    assert_eq!(release_statuses(&cluster, &release, &ns), ["deployed"]);
+    api.delete("hello", &DeleteParams::default()).await.unwrap();
+    wait_gone(&api, "hello", &operator).await;
 }

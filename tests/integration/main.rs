@@ -92,6 +92,10 @@ const TESTS: &[(&str, TestFn)] = &[
         "a_follower_finishes_the_install_its_killed_leader_began",
         |c| Box::pin(helmrelease::a_follower_finishes_the_install_its_killed_leader_began(c)),
     ),
+    (
+        "a_release_locked_by_another_process_waits_then_installs",
+        |c| Box::pin(helmrelease::a_release_locked_by_another_process_waits_then_installs(c)),
+    ),
     ("only_the_leader_replica_acts", |c| {
         Box::pin(helmrelease::only_the_leader_replica_acts(c))
     }),
