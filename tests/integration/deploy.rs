@@ -264,6 +264,8 @@ fn check_rights(cluster: &Cluster, namespace: &str, name: &str) {
         (&["patch", "deployments.apps", "-n", "default"], true),
         (&["watch", "pods", "-n", "default"], true),
         (&["delete", "jobs.batch", "-n", "default"], true),
+        // Failed hooks are reported with their last log lines.
+        (&["get", "pods", "--subresource=log", "-n", "default"], true),
         // The release lock (release_lock.rs): one Lease per release in its namespace.
         (
             &["create", "leases.coordination.k8s.io", "-n", "default"],

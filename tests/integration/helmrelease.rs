@@ -1202,3 +1202,72 @@ pub async fn a_release_locked_by_another_process_waits_then_installs(cluster: Ar
     api.delete("hello", &DeleteParams::default()).await.unwrap();
     wait_gone(&api, "hello", &operator).await;
 }
+
+pub async fn a_failed_hook_reports_its_last_log_lines(cluster: Arc<Cluster>) {
+    install_crd(&cluster);
+    let dir = tempfile::tempdir().unwrap();
+    let repo = chart_repository(dir.path());
+    // A pre-install hook Pod that runs and fails (the test cluster's kwok stage for pods
+    // annotated capstan.dev/test-exit-code, and its logs for containers named
+    // capstan-failing).
+    let hook = repo.join("charts/hello/templates/migrate.yaml");
+    std::fs::write(
+        &hook,
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {{ .Release.Name }}-migrate\n  annotations:\n    helm.sh/hook: pre-install\n    capstan.dev/test-exit-code: \"1\"\nspec:\n  restartPolicy: Never\n  containers:\n    - name: capstan-failing\n      image: example.invalid/migrate:1\n",
+    )
+    .unwrap();
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-qm", "a migration hook"]);
+    let url = format!("file://{}", repo.display());
+    let ns = cluster.create_namespace("hr-hooklogs").await;
+    let client = cluster.client().await;
+    let api: Api<HelmRelease> = Api::namespaced(client.clone(), &ns);
+    let operator = Operator::start(&cluster, dir.path(), &[]);
+    let hr = helm_release(
+        "hello",
+        &ns,
+        serde_json::json!({
+            "chart": {"git": url, "ref": "main", "path": "charts/hello"},
+            "timeout": 60,
+        }),
+    );
+    api.create(&PostParams::default(), &hr).await.unwrap();
+    let failed = wait_for(
+        &api,
+        "hello",
+        &operator,
+        "the install failed by its hook",
+        Duration::from_secs(120),
+        |hr| {
+            condition(hr, "Ready")
+                .is_some_and(|c| c.status == "False" && c.message.contains("hook"))
+        },
+    )
+    .await;
+    let message = condition(&failed, "Ready").unwrap().message.clone();
+    let expected_tail = "error: connection refused: the database is not reachable";
+    assert!(
+        message.contains("last log lines of pod")
+            && message.contains("container capstan-failing")
+            && message.contains(expected_tail),
+        "Ready condition: {message}"
+    );
+    let events = Api::<k8s_openapi::api::events::v1::Event>::namespaced(client.clone(), &ns)
+        .list(&ListParams::default())
+        .await
+        .unwrap();
+    assert!(
+        events.items.iter().any(|e| e
+            .note
+            .as_deref()
+            .is_some_and(|note| note.contains(expected_tail))),
+        "no Event carries the hook's log lines: {:?}",
+        events
+            .items
+            .iter()
+            .map(|e| e.note.clone())
+            .collect::<Vec<_>>()
+    );
+    api.delete("hello", &DeleteParams::default()).await.unwrap();
+    wait_gone(&api, "hello", &operator).await;
+}

@@ -96,6 +96,9 @@ const TESTS: &[(&str, TestFn)] = &[
         "a_release_locked_by_another_process_waits_then_installs",
         |c| Box::pin(helmrelease::a_release_locked_by_another_process_waits_then_installs(c)),
     ),
+    ("a_failed_hook_reports_its_last_log_lines", |c| {
+        Box::pin(helmrelease::a_failed_hook_reports_its_last_log_lines(c))
+    }),
     ("only_the_leader_replica_acts", |c| {
         Box::pin(helmrelease::only_the_leader_replica_acts(c))
     }),

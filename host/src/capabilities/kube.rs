@@ -360,35 +360,52 @@ impl Host for CallState {
                     .await?,
             );
         }
-        let waits = objects
-            .into_iter()
-            .zip(apis)
-            .map(|(object, api)| async move {
-                let verdict = watch_until_ready(api, &object, deadline).await;
-                verdict.map(|v| Readiness {
+        let client = grant.client.clone();
+        let waits = objects.into_iter().zip(apis).map(|(object, api)| {
+            let client = client.clone();
+            async move {
+                let (verdict, latest) = watch_until_ready(api, &object, deadline).await?;
+                // A failed hook Pod or Job is reported with what it printed last.
+                let message = match (&object.namespace, verdict.failed) {
+                    (Some(namespace), true) => {
+                        super::pod_logs::with_logs(
+                            &client,
+                            &object.kind,
+                            namespace,
+                            &object.name,
+                            latest.as_ref(),
+                            verdict.message,
+                        )
+                        .await
+                    }
+                    _ => verdict.message,
+                };
+                Ok(Readiness {
                     object,
-                    ready: v.ready,
-                    message: v.message,
+                    ready: verdict.ready,
+                    message,
                 })
-            });
+            }
+        });
         futures::future::join_all(waits).await.into_iter().collect()
     }
 }
 
 /// Watch one object (no polling) until it is ready, can never become ready (a failed Job or
-/// Pod), or the deadline passes; returns the last verdict either way.
+/// Pod), or the deadline passes; returns the last verdict either way, with the object as
+/// last seen.
 async fn watch_until_ready(
     api: Api<DynamicObject>,
     object: &ObjectRef,
     deadline: tokio::time::Instant,
-) -> Result<readiness::Verdict, Error> {
+) -> Result<(readiness::Verdict, Option<Value>), Error> {
     let config = watcher::Config::default().fields(&format!("metadata.name={}", object.name));
     let mut stream = std::pin::pin!(watcher::watcher(api, config).default_backoff());
     let mut latest: Option<Value> = None;
     let mut verdict = readiness::judge(&object.kind, None);
     loop {
         let next = match tokio::time::timeout_at(deadline, stream.next()).await {
-            Err(_) | Ok(None) => return Ok(verdict),
+            Err(_) | Ok(None) => return Ok((verdict, latest)),
             Ok(Some(event)) => event,
         };
         match next {
@@ -407,7 +424,7 @@ async fn watch_until_ready(
         }
         verdict = readiness::judge(&object.kind, latest.as_ref());
         if verdict.is_final() {
-            return Ok(verdict);
+            return Ok((verdict, latest));
         }
     }
 }

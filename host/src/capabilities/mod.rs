@@ -8,6 +8,7 @@ pub mod git;
 pub mod http;
 pub mod kube;
 pub mod log;
+pub mod pod_logs;
 pub mod readiness;
 
 use crate::plugins::bindings::types::{Error, ErrorCode};

@@ -149,6 +149,12 @@ pub fn pod_completed(object: &ObjectRef, deadline: &Deadline) -> Result<(), Erro
         match pod_completion(&pod) {
             Some(Ok(())) => return Ok(()),
             Some(Err(why)) => {
+                // The host's verdict on a failed Pod carries its last log lines.
+                let why = kube::wait_ready(std::slice::from_ref(object), 5_000)
+                    .ok()
+                    .and_then(|verdicts| verdicts.into_iter().next())
+                    .filter(|verdict| !verdict.ready && verdict.message.contains("pod failed"))
+                    .map_or(why, |verdict| verdict.message);
                 return Err(Error::new(
                     ErrorCode::Conflict,
                     format!("{} is not ready: {why}", objects::describe(object)),
