@@ -51,6 +51,11 @@ pub struct HelmReleaseSpec {
     /// the operator's own identity.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub service_account_name: Option<String>,
+    /// HelmReleases that must be Ready (for their current generation) before this one is
+    /// installed or upgraded (Flux's `dependsOn`); each in this namespace unless it names
+    /// another, which the configuration's `allowCrossNamespaceRefs` must allow.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub depends_on: Vec<NamespacedRef>,
     /// Release name; default `<targetNamespace>-<name>`, or
     /// `<namespace>-<targetNamespace>-<name>` when the namespaces differ.
     #[serde(default, skip_serializing_if = "Option::is_none")]

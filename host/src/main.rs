@@ -1245,6 +1245,7 @@ async fn operate(
         cluster_kinds: operator.cluster_kinds.clone(),
         claims: Default::default(),
         identities,
+        dependencies: Default::default(),
         options: ControllerOptions {
             resync: Duration::from_secs(operator.resync_interval.max(1)),
             source_tick: Duration::from_secs(operator.source_interval.clamp(1, 10)),

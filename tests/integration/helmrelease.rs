@@ -1271,3 +1271,139 @@ pub async fn a_failed_hook_reports_its_last_log_lines(cluster: Arc<Cluster>) {
     api.delete("hello", &DeleteParams::default()).await.unwrap();
     wait_gone(&api, "hello", &operator).await;
 }
+
+/// When the first revision of `release` was written (from `helm history`).
+fn first_deployed(
+    cluster: &Cluster,
+    release: &str,
+    namespace: &str,
+) -> k8s_openapi::jiff::Timestamp {
+    let history: Vec<serde_json::Value> = serde_json::from_str(
+        &cluster.run("helm", &["history", release, "-n", namespace, "-o", "json"]),
+    )
+    .unwrap();
+    history[0]["updated"].as_str().unwrap().parse().unwrap()
+}
+
+pub async fn depends_on_installs_in_order_and_reports_cycles(cluster: Arc<Cluster>) {
+    install_crd(&cluster);
+    let dir = tempfile::tempdir().unwrap();
+    let repo = chart_repository(dir.path());
+    let url = format!("file://{}", repo.display());
+    let ns = cluster.create_namespace("hr-depends").await;
+    let api: Api<HelmRelease> = Api::namespaced(cluster.client().await, &ns);
+    let operator = Operator::start(&cluster, dir.path(), &[]);
+    let chart = serde_json::json!({"git": url, "ref": "main", "path": "charts/hello"});
+
+    // a waits for pods that need a node label nobody has yet; b depends on a, c on b.
+    let label = format!("capstan.dev/depends-{}", std::process::id());
+    let _label = NodeLabel {
+        cluster: &cluster,
+        key: label.clone(),
+    };
+    let specs = [
+        (
+            "a",
+            serde_json::json!({"chart": chart, "wait": true, "timeout": 240,
+                "values": {"nodeSelector": {label.as_str(): "true"}}}),
+        ),
+        (
+            "b",
+            serde_json::json!({"chart": chart, "dependsOn": [{"name": "a"}]}),
+        ),
+        (
+            "c",
+            serde_json::json!({"chart": chart, "dependsOn": [{"name": "b", "namespace": ns}]}),
+        ),
+    ];
+    for (name, spec) in &specs {
+        api.create(
+            &PostParams::default(),
+            &helm_release(name, &ns, spec.clone()),
+        )
+        .await
+        .unwrap();
+    }
+    for (name, waiting_for) in [("b", "a"), ("c", "b")] {
+        let waiting = wait_for(
+            &api,
+            name,
+            &operator,
+            "DependencyNotReady",
+            Duration::from_secs(120),
+            |hr| condition(hr, "Ready").is_some_and(|c| c.reason == "DependencyNotReady"),
+        )
+        .await;
+        let message = condition(&waiting, "Ready").unwrap().message.clone();
+        assert_eq!(
+            message,
+            format!("dependency {ns}/{waiting_for} is not ready")
+        );
+        assert!(release_statuses(&cluster, &format!("{ns}-{name}"), &ns).is_empty());
+    }
+
+    // a's pods can run: a, then b, then c become Ready, each woken by the one before.
+    cluster.run(
+        "kubectl",
+        &["label", "node", "kwok-node-0", &format!("{label}=true")],
+    );
+    let started = Instant::now();
+    let mut ready_after = Vec::new();
+    for name in ["a", "b", "c"] {
+        wait_for(
+            &api,
+            name,
+            &operator,
+            "Ready",
+            Duration::from_secs(120),
+            ready,
+        )
+        .await;
+        ready_after.push(started.elapsed().as_secs_f64());
+    }
+    println!(
+        "dependsOn chain: a Ready {:.1}s after its pods could run, b {:.1}s, c {:.1}s",
+        ready_after[0], ready_after[1], ready_after[2]
+    );
+    let installed: Vec<k8s_openapi::jiff::Timestamp> = ["a", "b", "c"]
+        .iter()
+        .map(|name| first_deployed(&cluster, &format!("{ns}-{name}"), &ns))
+        .collect();
+    assert!(
+        installed[0] < installed[1] && installed[1] < installed[2],
+        "installed out of order: {installed:?}"
+    );
+
+    // A cycle is reported on every member, naming it; nothing is installed.
+    for (name, next) in [("x", "y"), ("y", "z"), ("z", "x")] {
+        let spec = serde_json::json!({"chart": chart, "dependsOn": [{"name": next}]});
+        api.create(&PostParams::default(), &helm_release(name, &ns, spec))
+            .await
+            .unwrap();
+    }
+    for name in ["x", "y", "z"] {
+        let stalled = wait_for(
+            &api,
+            name,
+            &operator,
+            "Stalled with DependencyCycle",
+            Duration::from_secs(120),
+            |hr| condition(hr, "Stalled").is_some_and(|c| c.reason == "DependencyCycle"),
+        )
+        .await;
+        let message = condition(&stalled, "Stalled").unwrap().message.clone();
+        assert!(
+            ["x", "y", "z"]
+                .iter()
+                .all(|member| message.contains(&format!("{ns}/{member}"))),
+            "{name}: {message}"
+        );
+        assert!(release_statuses(&cluster, &format!("{ns}-{name}"), &ns).is_empty());
+    }
+    for name in ["a", "b", "c", "x", "y", "z"] {
+        api.delete(name, &DeleteParams::default()).await.unwrap();
+    }
+    for name in ["a", "b", "c", "x", "y", "z"] {
+        wait_gone(&api, name, &operator).await;
+    }
+}

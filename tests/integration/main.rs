@@ -99,6 +99,9 @@ const TESTS: &[(&str, TestFn)] = &[
     ("a_failed_hook_reports_its_last_log_lines", |c| {
         Box::pin(helmrelease::a_failed_hook_reports_its_last_log_lines(c))
     }),
+    ("depends_on_installs_in_order_and_reports_cycles", |c| {
+        Box::pin(helmrelease::depends_on_installs_in_order_and_reports_cycles(c))
+    }),
     ("only_the_leader_replica_acts", |c| {
         Box::pin(helmrelease::only_the_leader_replica_acts(c))
     }),

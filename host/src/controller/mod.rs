@@ -5,6 +5,7 @@
 //! ConfigMaps and Secrets, and new artifacts, wake the releases concerned.
 
 pub mod backends;
+pub mod dependencies;
 pub mod identity;
 pub mod leader;
 pub mod metrics;
@@ -79,6 +80,8 @@ pub struct Context {
     pub claims: ReleaseClaims,
     /// The identities releases act as.
     pub identities: identity::Identities,
+    /// `spec.dependsOn` checks, over the release loop's store.
+    pub dependencies: Arc<dependencies::Dependencies>,
 }
 
 /// Which HelmRelease manages each Helm release (`namespace/name`): the first one to
@@ -220,10 +223,26 @@ pub async fn run(
     // would retry at once instead of after its backoff: only spec (generation), annotation
     // (reconcile-at, force-at) and finalizer changes do.
     let (store, store_writer) = kube::runtime::reflector::store();
+    // A HelmRelease whose readiness changed wakes the ones that depend on it: seen here,
+    // before status changes are filtered out.
+    let (ready_tx, mut ready_rx) = tokio::sync::mpsc::unbounded_channel();
+    let tracker = dependencies::ReadyTracker::default();
+    let graph = Arc::clone(&ctx.dependencies);
+    let dependency_queue = Arc::clone(&ctx.metrics.queue);
     let changes = watcher(helm_releases, watcher::Config::default().any_semantic())
         .default_backoff()
         .reflect(store_writer)
         .applied_objects()
+        .inspect(move |seen| {
+            if let Ok(hr) = seen
+                && tracker.changed(hr)
+            {
+                for dependent in graph.dependents_of(hr) {
+                    dependency_queue.triggered(dependent.clone());
+                    let _ = ready_tx.send(dependent);
+                }
+            }
+        })
         .predicate_filter(
             predicates::generation
                 .combine(predicates::annotations)
@@ -231,12 +250,14 @@ pub async fn run(
             PredicateConfig::default(),
         );
     ctx.metrics.queue.attach(store.clone());
+    ctx.dependencies.attach(store.clone());
     let queue = Arc::clone(&ctx.metrics.queue);
     let changes = changes.inspect(move |change| {
         if let Ok(hr) = change {
             queue.triggered(ObjectRef::from_obj(hr));
         }
     });
+    let dependency_wakes = futures::stream::poll_fn(move |cx| ready_rx.poll_recv(cx));
     let controller = Controller::for_stream(changes, store.clone());
     let (changed_tx, mut changed_rx) = tokio::sync::mpsc::unbounded_channel();
     // Joined rather than spawned: a source pass borrows across awaits in ways that are not
@@ -268,7 +289,10 @@ pub async fn run(
         all.iter().for_each(|hr| reload_queue.triggered(hr.clone()));
         futures::stream::iter(all)
     });
-    let artifact_changes = futures::stream::select(artifact_changes, reloaded);
+    let artifact_changes = futures::stream::select(
+        futures::stream::select(artifact_changes, reloaded),
+        dependency_wakes,
+    );
     let config_maps = watcher(
         Api::<PartialObjectMeta<ConfigMap>>::all(client.clone()),
         watcher::Config::default(),

@@ -360,6 +360,37 @@ async fn apply_inner(hr: &HelmRelease, ctx: &Context) -> Result<Next, ReconcileE
         return finish(writer, Next::AwaitChange).await;
     }
 
+    // dependsOn: nothing is installed or upgraded before every dependency is Ready. A
+    // dependency becoming Ready wakes this release (controller/dependencies.rs); the
+    // resync is the safety net.
+    match ctx.dependencies.check(hr) {
+        super::dependencies::Verdict::Ready => {}
+        super::dependencies::Verdict::NotReady(message) => {
+            writer.ready(false, "DependencyNotReady", &message);
+            writer.reconciling("DependencyNotReady", &message);
+            return finish(writer, Next::Requeue(ctx.options.resync)).await;
+        }
+        super::dependencies::Verdict::Cycle(message) => {
+            if writer
+                .status
+                .condition("Stalled")
+                .map(|c| c.message.as_str())
+                != Some(&message)
+            {
+                publish(
+                    ctx,
+                    hr,
+                    EventType::Warning,
+                    "DependencyCycle",
+                    message.clone(),
+                )
+                .await;
+            }
+            writer.stalled("DependencyCycle", &message);
+            return finish(writer, Next::AwaitChange).await;
+        }
+    }
+
     // The chart artifact, as the source loop decided it.
     let source = match chart_source_of(hr) {
         Ok(source) => source,

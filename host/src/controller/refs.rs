@@ -1,5 +1,5 @@
 //! The objects a HelmRelease points at (credential Secrets of its chart source, the
-//! ConfigMaps and Secrets of `valuesFrom`), and the tenancy rule that they stay in the
+//! ConfigMaps and Secrets of `valuesFrom`, the HelmReleases of `dependsOn`), and the tenancy rule that they stay in the
 //! HelmRelease's own namespace unless the configuration sets `allowCrossNamespaceRefs:
 //! true` (Flux's `--no-cross-namespace-refs`, the other way round: refused by default).
 //!
@@ -13,7 +13,7 @@ use crate::api::{HelmRelease, KeyRef, NamespacedRef};
 pub struct Reference {
     /// The spec field, e.g. `spec.valuesFrom[1].secretKeyRef`.
     pub field: String,
-    /// `Secret` or `ConfigMap`.
+    /// `Secret`, `ConfigMap` or `HelmRelease`.
     pub kind: &'static str,
     /// The object's namespace (the HelmRelease's when the field names none).
     pub namespace: String,
@@ -46,6 +46,13 @@ pub fn references(hr: &HelmRelease) -> Vec<Reference> {
     }
     if let Some(r) = chart.source.as_ref().and_then(|s| s.secret_ref.as_ref()) {
         found.push(namespaced("spec.chart.source.secretRef", "Secret", r));
+    }
+    for (index, dependency) in hr.spec.depends_on.iter().enumerate() {
+        found.push(namespaced(
+            &format!("spec.dependsOn[{index}]"),
+            "HelmRelease",
+            dependency,
+        ));
     }
     for (index, source) in hr.spec.values_from.iter().enumerate() {
         if let Some(r) = &source.config_map_key_ref {
