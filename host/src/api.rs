@@ -102,6 +102,9 @@ pub struct HelmReleaseSpec {
     /// Upgrade behaviour.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub upgrade: Option<UpgradeSpec>,
+    /// Uninstall behaviour, when the HelmRelease is deleted (Flux v2's `uninstall`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uninstall: Option<UninstallSpec>,
     /// Stop reconciling this release (deletion still uninstalls it).
     #[serde(default)]
     pub suspend: bool,
@@ -326,6 +329,25 @@ pub struct InstallSpec {
     /// What to do when an install fails.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub remediation: Option<Remediation>,
+}
+
+/// Uninstall behaviour (Flux v2's `uninstall`).
+#[derive(Deserialize, Serialize, Clone, Debug, Default, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct UninstallSpec {
+    /// Keep the release's records, marked `uninstalled` (`helm uninstall --keep-history`).
+    #[serde(default)]
+    pub keep_history: bool,
+    /// Do not run the chart's `pre-delete` and `post-delete` hooks.
+    #[serde(default)]
+    pub disable_hooks: bool,
+    /// Budget of the uninstall, in seconds; default `spec.timeout`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub timeout: Option<i64>,
+    /// Wait until the deleted objects are gone.
+    #[serde(default)]
+    pub wait: bool,
 }
 
 /// Upgrade behaviour.

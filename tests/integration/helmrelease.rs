@@ -1407,3 +1407,80 @@ pub async fn depends_on_installs_in_order_and_reports_cycles(cluster: Arc<Cluste
         wait_gone(&api, name, &operator).await;
     }
 }
+
+pub async fn uninstall_options_keep_history_and_skip_hooks(cluster: Arc<Cluster>) {
+    install_crd(&cluster);
+    let dir = tempfile::tempdir().unwrap();
+    let repo = chart_repository(dir.path());
+    // A pre-delete hook Job (kwok completes its pod): left in place after it ran, so the
+    // test sees whether it ran.
+    std::fs::write(
+        repo.join("charts/hello/templates/cleanup.yaml"),
+        "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: {{ .Release.Name }}-cleanup\n  annotations:\n    helm.sh/hook: pre-delete\nspec:\n  backoffLimit: 0\n  template:\n    spec:\n      restartPolicy: Never\n      containers:\n        - name: cleanup\n          image: example.invalid/cleanup:1\n",
+    )
+    .unwrap();
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-qm", "a pre-delete hook"]);
+    let url = format!("file://{}", repo.display());
+    let ns = cluster.create_namespace("hr-uninstall").await;
+    let api: Api<HelmRelease> = Api::namespaced(cluster.client().await, &ns);
+    let operator = Operator::start(&cluster, dir.path(), &[]);
+    let chart = serde_json::json!({"git": url, "ref": "main", "path": "charts/hello"});
+    let releases = [
+        ("plain", serde_json::json!({"chart": chart})),
+        (
+            "kept",
+            serde_json::json!({"chart": chart,
+                "uninstall": {"keepHistory": true, "disableHooks": true, "timeout": 60}}),
+        ),
+    ];
+    for (name, spec) in &releases {
+        api.create(
+            &PostParams::default(),
+            &helm_release(name, &ns, spec.clone()),
+        )
+        .await
+        .unwrap();
+    }
+    for (name, _) in &releases {
+        wait_for(
+            &api,
+            name,
+            &operator,
+            "Ready",
+            Duration::from_secs(120),
+            ready,
+        )
+        .await;
+    }
+    for (name, _) in &releases {
+        api.delete(name, &DeleteParams::default()).await.unwrap();
+        wait_gone(&api, name, &operator).await;
+    }
+    let hook_ran = |name: &str| {
+        cluster
+            .command("kubectl")
+            .args(["get", "job", &format!("{ns}-{name}-cleanup"), "-n", &ns])
+            .output()
+            .unwrap()
+            .status
+            .success()
+    };
+    // Defaults: the pre-delete hook ran and the records are gone.
+    assert!(
+        hook_ran("plain"),
+        "the pre-delete hook of plain did not run"
+    );
+    assert!(release_statuses(&cluster, &format!("{ns}-plain"), &ns).is_empty());
+    // keepHistory and disableHooks: no hook, the record kept as `uninstalled`.
+    assert!(!hook_ran("kept"), "the pre-delete hook of kept ran");
+    assert_eq!(
+        release_statuses(&cluster, &format!("{ns}-kept"), &ns),
+        ["uninstalled"]
+    );
+    let listed = cluster.run("helm", &["list", "-n", &ns, "--uninstalled", "-q"]);
+    assert!(
+        listed.contains(&format!("{ns}-kept")),
+        "helm list --uninstalled: {listed}"
+    );
+}

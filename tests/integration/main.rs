@@ -102,6 +102,11 @@ const TESTS: &[(&str, TestFn)] = &[
     ("depends_on_installs_in_order_and_reports_cycles", |c| {
         Box::pin(helmrelease::depends_on_installs_in_order_and_reports_cycles(c))
     }),
+    ("uninstall_options_keep_history_and_skip_hooks", |c| {
+        Box::pin(helmrelease::uninstall_options_keep_history_and_skip_hooks(
+            c,
+        ))
+    }),
     ("only_the_leader_replica_acts", |c| {
         Box::pin(helmrelease::only_the_leader_replica_acts(c))
     }),

@@ -807,11 +807,15 @@ async fn uninstall(hr: &HelmRelease, ctx: &Context) -> Result<Next, ReconcileErr
         .await;
         return Ok(Next::AwaitChange);
     }
+    let uninstall = hr.spec.uninstall.clone().unwrap_or_default();
     let options = UninstallOptions {
-        keep_history: false,
-        wait: false,
-        timeout_seconds: timeout_seconds(hr),
-        disable_hooks: false,
+        keep_history: uninstall.keep_history,
+        wait: uninstall.wait,
+        timeout_seconds: uninstall
+            .timeout
+            .and_then(|t| u32::try_from(t).ok())
+            .unwrap_or_else(|| timeout_seconds(hr)),
+        disable_hooks: uninstall.disable_hooks,
     };
     let grants = ctx.grants_for(hr, &release).map_err(failed)?;
     ctx.metrics.actions.inc();
