@@ -369,6 +369,21 @@ pub struct Remediation {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = -1))]
     pub retries: Option<i64>,
+    /// Upgrades only (Flux v2): what a failed upgrade is remediated with before it is
+    /// retried: `rollback` to the last deployed revision, or `uninstall` the release (the
+    /// next attempt installs it afresh); default: as `rollback.enable` says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub strategy: Option<RemediationStrategy>,
+}
+
+/// How a failed upgrade is remediated.
+#[derive(Deserialize, Serialize, Clone, Copy, Debug, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum RemediationStrategy {
+    /// Roll back to the last deployed revision.
+    Rollback,
+    /// Uninstall the release.
+    Uninstall,
 }
 
 /// One source of values (exactly one of its fields).

@@ -1484,3 +1484,80 @@ pub async fn uninstall_options_keep_history_and_skip_hooks(cluster: Arc<Cluster>
         "helm list --uninstalled: {listed}"
     );
 }
+
+pub async fn a_failed_upgrade_is_remediated_by_uninstall_when_asked(cluster: Arc<Cluster>) {
+    install_crd(&cluster);
+    let dir = tempfile::tempdir().unwrap();
+    let repo = chart_repository(dir.path());
+    let url = format!("file://{}", repo.display());
+    let ns = cluster.create_namespace("hr-remediate").await;
+    let client = cluster.client().await;
+    let api: Api<HelmRelease> = Api::namespaced(client.clone(), &ns);
+    let operator = Operator::start(&cluster, dir.path(), &[]);
+    let hr = helm_release(
+        "hello",
+        &ns,
+        serde_json::json!({
+            "chart": {"git": url, "ref": "main", "path": "charts/hello"},
+            "wait": true,
+            "timeout": 5,
+            "upgrade": {"remediation": {"strategy": "uninstall", "retries": 0}},
+        }),
+    );
+    api.create(&PostParams::default(), &hr).await.unwrap();
+    wait_for(
+        &api,
+        "hello",
+        &operator,
+        "Ready",
+        Duration::from_secs(120),
+        ready,
+    )
+    .await;
+    let release = format!("{ns}-hello");
+    assert_eq!(release_statuses(&cluster, &release, &ns), ["deployed"]);
+
+    // An upgrade whose pods can never be scheduled fails its wait; the release is
+    // uninstalled instead of left failed, and with no retries left the HelmRelease stalls.
+    api.patch(
+        "hello",
+        &PatchParams::default(),
+        &Patch::Merge(&serde_json::json!({"spec": {"values": {
+            "nodeSelector": {"capstan.dev/no-such-node": "true"}}}})),
+    )
+    .await
+    .unwrap();
+    let stalled = wait_for(
+        &api,
+        "hello",
+        &operator,
+        "Stalled after the uninstall remediation",
+        Duration::from_secs(120),
+        |hr| condition(hr, "Stalled").is_some_and(|c| c.status == "True"),
+    )
+    .await;
+    let remediated = condition(&stalled, "Remediated").map(|c| c.message.clone());
+    assert!(
+        remediated
+            .as_deref()
+            .is_some_and(|m| m.contains("upgrade.remediation.strategy: uninstall")),
+        "Remediated: {remediated:?}"
+    );
+    assert!(
+        release_statuses(&cluster, &release, &ns).is_empty(),
+        "the release is still there: {:?}",
+        release_statuses(&cluster, &release, &ns)
+    );
+    let events = Api::<k8s_openapi::api::events::v1::Event>::namespaced(client.clone(), &ns)
+        .list(&ListParams::default())
+        .await
+        .unwrap();
+    assert!(
+        events
+            .items
+            .iter()
+            .any(|e| e.reason.as_deref() == Some("UninstallRemediation"))
+    );
+    api.delete("hello", &DeleteParams::default()).await.unwrap();
+    wait_gone(&api, "hello", &operator).await;
+}

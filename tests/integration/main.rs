@@ -107,6 +107,10 @@ const TESTS: &[(&str, TestFn)] = &[
             c,
         ))
     }),
+    (
+        "a_failed_upgrade_is_remediated_by_uninstall_when_asked",
+        |c| Box::pin(helmrelease::a_failed_upgrade_is_remediated_by_uninstall_when_asked(c)),
+    ),
     ("only_the_leader_replica_acts", |c| {
         Box::pin(helmrelease::only_the_leader_replica_acts(c))
     }),

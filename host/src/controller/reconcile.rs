@@ -22,6 +22,7 @@ use super::values::{compose, fetch_values_from, layers_text};
 use crate::api::{
     DEFAULT_MAX_HISTORY, DEFAULT_ROLLBACK_MAX_RETRIES, DEFAULT_TIMEOUT_SECONDS, FINALIZER,
     FORCE_AT_ANNOTATION, HelmRelease, HelmReleaseStatus, RECONCILE_AT_ANNOTATION,
+    RemediationStrategy,
 };
 use crate::plugins::BackendPlugin;
 use crate::plugins::bindings::backend::exports::capstan::plugin::backend::{
@@ -145,6 +146,15 @@ fn timeout_seconds(hr: &HelmRelease) -> u32 {
         .clamp(1, i64::from(u32::MAX)) as u32
 }
 
+/// `upgrade.remediation.strategy`, when set.
+fn upgrade_strategy(hr: &HelmRelease) -> Option<RemediationStrategy> {
+    hr.spec
+        .upgrade
+        .as_ref()
+        .and_then(|u| u.remediation.as_ref())
+        .and_then(|r| r.strategy)
+}
+
 fn sync_options(hr: &HelmRelease) -> SyncOptions {
     let spec = &hr.spec;
     let rollback_enabled = spec.rollback.as_ref().is_some_and(|r| r.enable);
@@ -152,7 +162,11 @@ fn sync_options(hr: &HelmRelease) -> SyncOptions {
         wait: spec.wait.unwrap_or(rollback_enabled),
         timeout_seconds: timeout_seconds(hr),
         atomic: true,
-        rollback_on_failure: rollback_enabled,
+        rollback_on_failure: match upgrade_strategy(hr) {
+            Some(RemediationStrategy::Rollback) => true,
+            Some(RemediationStrategy::Uninstall) => false,
+            None => rollback_enabled,
+        },
         max_history: spec
             .max_history
             .unwrap_or(DEFAULT_MAX_HISTORY)
@@ -692,6 +706,48 @@ async fn apply_inner(hr: &HelmRelease, ctx: &Context) -> Result<Next, ReconcileE
             };
             ctx.metrics.observe(action_name, false, started.elapsed());
             publish(ctx, hr, EventType::Warning, reason, message.clone()).await;
+            // upgrade.remediation.strategy: uninstall — the next attempt installs afresh.
+            let now_deployed = if !installing
+                && upgrade_strategy(hr) == Some(RemediationStrategy::Uninstall)
+            {
+                let options = UninstallOptions {
+                    keep_history: false,
+                    wait: false,
+                    timeout_seconds: timeout_seconds(hr),
+                    disable_hooks: false,
+                };
+                match backend.uninstall(&release, options, grants.clone()).await {
+                    Ok(_) => {
+                        let remediated = format!(
+                            "{message}; uninstalled the release (upgrade.remediation.strategy: uninstall)"
+                        );
+                        writer.status.revision = None;
+                        writer.status.release_status = None;
+                        writer.status.applied_digest = None;
+                        writer.set("Remediated", true, "Uninstalled", &remediated);
+                        writer.ready(false, reason, &remediated);
+                        publish(
+                            ctx,
+                            hr,
+                            EventType::Warning,
+                            "UninstallRemediation",
+                            remediated,
+                        )
+                        .await;
+                    }
+                    Err(error) => {
+                        let text = format!(
+                            "{message}; the uninstall remediation failed too: {}",
+                            call_message(&error)
+                        );
+                        writer.ready(false, reason, &text);
+                        publish(ctx, hr, EventType::Warning, "RemediationFailed", text).await;
+                    }
+                }
+                None
+            } else {
+                now_deployed
+            };
             let failures = writer.status.failures;
             let rollback = hr.spec.rollback.as_ref().filter(|r| r.enable);
             let next = match (rollback, now_deployed) {
