@@ -396,6 +396,11 @@ pub struct ValuesFromSource {
     /// A key of a Secret holding YAML values.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub secret_key_ref: Option<KeyRef>,
+    /// (Flux v2) Where the key's content goes, in `--set` path notation (`a.b[0].c`): the
+    /// key then holds one flat value, typed as `--set` types it, instead of a values
+    /// document merged at the root.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_path: Option<String>,
 }
 
 /// A key of a ConfigMap or Secret.

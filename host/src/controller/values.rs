@@ -163,6 +163,19 @@ pub fn compose(
         let entry = hr.spec.values_from.get(*index).and_then(entry_ref);
         let optional = entry.is_some_and(|(_, r)| r.optional);
         let key = entry.map_or("values.yaml", |(_, r)| r.key_or_default());
+        let target_path = hr
+            .spec
+            .values_from
+            .get(*index)
+            .and_then(|entry| entry.target_path.as_deref())
+            .filter(|path| !path.is_empty());
+        if let Some(path) = target_path {
+            // One flat value at `path`, as `--set path=value` reads it (as Flux does, with
+            // the value's commas escaped so that it stays one value).
+            let value = text.trim_end_matches('\n').replace(',', "\\,");
+            layers.push(ValueLayer::Set(format!("{path}={value}")));
+            continue;
+        }
         layers.push(ValueLayer::Document(ValuesDocument {
             origin: format!("valuesFrom[{index}] ({kind} {namespace}/{name}, key {key})"),
             content: text.clone(),
@@ -215,6 +228,7 @@ mod tests {
                 ..KeyRef::default()
             }),
             secret_key_ref: None,
+            target_path: None,
         }];
         hr
     }
@@ -249,6 +263,19 @@ mod tests {
         assert_eq!(second.origin, "spec.values");
         assert_eq!(second.content, r#"{"image":{"tag":"v2"}}"#);
         assert!(!second.optional);
+    }
+
+    #[test]
+    fn a_target_path_sets_one_value_there() {
+        let mut hr = release(serde_json::json!({}), false);
+        hr.spec.values = None;
+        hr.spec.values_from[0].target_path = Some("db.password".into());
+        let layers = compose(&hr, &from("s3cr,et\n")).unwrap();
+        assert_eq!(layers.len(), 1);
+        let ValueLayer::Set(expression) = &layers[0] else {
+            panic!("not a --set layer: {:?}", layers[0])
+        };
+        assert_eq!(expression, "db.password=s3cr\\,et");
     }
 
     #[test]
