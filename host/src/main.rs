@@ -719,7 +719,7 @@ async fn run_plugin(
     use capstan::sources::{ReleaseKey, SecretRef, SourceSpec};
     use std::collections::BTreeMap;
     use std::sync::Arc;
-    use std::time::{Duration, Instant};
+    use std::time::Duration;
 
     let spec: serde_json::Value = serde_json::from_str(spec).context("--spec is not JSON")?;
     let scratch = tempfile_dir()?;
@@ -786,7 +786,7 @@ async fn run_plugin(
         name: "run".into(),
     };
     let specs = BTreeMap::from([(release.clone(), SourceSpec::new(kind, &spec, secret))]);
-    let mut report = sync.pass(&specs, &credentials, Instant::now()).await;
+    let mut report = sync.pass_until_decided(&specs, &credentials).await;
     let result = report
         .releases
         .remove(&release)
@@ -852,7 +852,7 @@ async fn source(args: SourceArgs, output: Option<PathBuf>) -> anyhow::Result<()>
     use capstan::sources::sync::{HttpOptions, SourceSync, SourceSyncOptions};
     use std::collections::BTreeMap;
     use std::sync::Arc;
-    use std::time::{Duration, Instant};
+    use std::time::Duration;
 
     let document = std::fs::read_to_string(&args.file)
         .with_context(|| format!("cannot read {}", args.file.display()))?;
@@ -915,7 +915,7 @@ async fn source(args: SourceArgs, output: Option<PathBuf>) -> anyhow::Result<()>
     )
     .with_http(HttpOptions::from_config(&config.sources));
     let specs = BTreeMap::from([(release.clone(), chart_source)]);
-    let mut report = sync.pass(&specs, &credentials, Instant::now()).await;
+    let mut report = sync.pass_until_decided(&specs, &credentials).await;
     let artifact = report
         .releases
         .remove(&release)

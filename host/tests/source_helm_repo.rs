@@ -947,3 +947,35 @@ async fn a_stalled_repository_does_not_hold_back_the_others() {
     assert_eq!(stalled.accepted(), connections);
     assert!(report.releases.get(&healthy).is_some_and(Result::is_ok));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_one_shot_pass_waits_for_slow_resolves() {
+    let f = fixture_with(
+        HttpOptions {
+            timeout: Duration::from_secs(20),
+            ..test_http()
+        },
+        None,
+    )
+    .await;
+    let stalled = Arc::new(StalledServer::start());
+    let url = format!("http://127.0.0.1:{}/slow", stalled.port);
+    let specs = BTreeMap::from([
+        (release(0), source(&url, "demo", "")),
+        (release(1), source(&f.server.url("charts"), "demo", "")),
+    ]);
+    // The server answers nothing for 3 s, then closes: longer than a pass waits.
+    let giver = Arc::clone(&stalled);
+    std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_secs(3));
+        giver.give_up();
+    });
+    let started = Instant::now();
+    let report = f.sync.pass_until_decided(&specs, &NoCredentials).await;
+    assert!(started.elapsed() >= Duration::from_secs(3));
+    match report.releases.get(&release(0)) {
+        Some(Err(error)) => assert_names_source(error, &url, "demo", ""),
+        other => panic!("the slow source: {other:?}"),
+    }
+    assert!(report.releases.get(&release(1)).is_some_and(Result::is_ok));
+}

@@ -717,6 +717,22 @@ impl SourceSync {
         })
     }
 
+    /// Passes until every release in `specs` has a decision (a one-shot caller, such as
+    /// `capstan source fetch`, has no later pass to take a slow resolve's result).
+    pub async fn pass_until_decided(
+        &self,
+        specs: &BTreeMap<ReleaseKey, SourceSpec>,
+        credentials: &dyn CredentialsLookup,
+    ) -> PassReport {
+        loop {
+            let report = self.pass(specs, credentials, Instant::now()).await;
+            let decided = specs.keys().all(|r| report.releases.contains_key(r));
+            if decided || self.resolves_in_flight().await == 0 {
+                return report;
+            }
+        }
+    }
+
     /// Run one pass over the complete current set of release sources.
     pub async fn pass(
         &self,
