@@ -322,13 +322,39 @@ pub struct Rollback {
     pub wait: bool,
 }
 
-/// Install behaviour.
+/// Install behaviour (Flux v2's `install`).
 #[derive(Deserialize, Serialize, Clone, Debug, Default, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct InstallSpec {
     /// What to do when an install fails.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub remediation: Option<Remediation>,
+    /// The chart's `crds/` folder on install: `Skip`, `Create` (default; `Skip` when
+    /// `skipCRDs` is set) or `CreateReplace`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub crds: Option<CrdsPolicy>,
+    /// Create the target namespace when it does not exist (`helm install
+    /// --create-namespace`); it is created with the release's identity and is not part of
+    /// the release (uninstalling leaves it).
+    #[serde(default)]
+    pub create_namespace: bool,
+    /// Do not run the chart's install hooks.
+    #[serde(default)]
+    pub disable_hooks: bool,
+    /// Do not wait for the installed objects to be ready, whatever `spec.wait` says.
+    #[serde(default)]
+    pub disable_wait: bool,
+}
+
+/// What to do with the CRDs of a chart's `crds/` folder (Flux v2's `crds` policies).
+#[derive(Deserialize, Serialize, Clone, Copy, Debug, PartialEq, Eq, JsonSchema)]
+pub enum CrdsPolicy {
+    /// Leave them alone.
+    Skip,
+    /// Create the missing ones; never change existing ones.
+    Create,
+    /// Create the missing ones and replace existing ones.
+    CreateReplace,
 }
 
 /// Uninstall behaviour (Flux v2's `uninstall`).
@@ -350,13 +376,27 @@ pub struct UninstallSpec {
     pub wait: bool,
 }
 
-/// Upgrade behaviour.
+/// Upgrade behaviour (Flux v2's `upgrade`).
 #[derive(Deserialize, Serialize, Clone, Debug, Default, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct UpgradeSpec {
     /// What to do when an upgrade fails.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub remediation: Option<Remediation>,
+    /// The chart's `crds/` folder on upgrade: `Skip` (default, as Helm), `Create` or
+    /// `CreateReplace`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub crds: Option<CrdsPolicy>,
+    /// Replace objects that cannot be patched (`helm upgrade --force`); the same as
+    /// `spec.forceUpgrade`.
+    #[serde(default)]
+    pub force: bool,
+    /// Do not run the chart's upgrade hooks.
+    #[serde(default)]
+    pub disable_hooks: bool,
+    /// Do not wait for the upgraded objects to be ready, whatever `spec.wait` says.
+    #[serde(default)]
+    pub disable_wait: bool,
 }
 
 /// Retries of a failed action. A failed install is always removed (atomic install); a
@@ -455,6 +495,11 @@ pub struct HelmReleaseStatus {
     /// Digest of chart, merged values and options of the last successful sync.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub applied_digest: Option<String>,
+    /// Digest of the install/upgrade options of the last successful sync: when only the
+    /// options change, the next sync upgrades (a new revision) even if chart and values
+    /// are the same, as `helm upgrade` with the new flags would.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub applied_options_digest: Option<String>,
     /// Digest of the last attempt.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attempted_digest: Option<String>,

@@ -1561,3 +1561,143 @@ pub async fn a_failed_upgrade_is_remediated_by_uninstall_when_asked(cluster: Arc
     api.delete("hello", &DeleteParams::default()).await.unwrap();
     wait_gone(&api, "hello", &operator).await;
 }
+
+/// A CRD for the `crds/` folder of a test chart, labelled with `generation`.
+fn widget_crd(group: &str, generation: &str) -> String {
+    format!(
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets.{group}\n  labels:\n    capstan.test/generation: {generation}\nspec:\n  group: {group}\n  scope: Namespaced\n  names: {{plural: widgets, singular: widget, kind: Widget}}\n  versions:\n  - name: v1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema: {{type: object, x-kubernetes-preserve-unknown-fields: true}}\n"
+    )
+}
+
+pub async fn install_and_upgrade_options_create_the_namespace_and_follow_crd_policies(
+    cluster: Arc<Cluster>,
+) {
+    install_crd(&cluster);
+    let dir = tempfile::tempdir().unwrap();
+    let repo = chart_repository(dir.path());
+    let ns = cluster.create_namespace("hr-options").await;
+    let group = format!("{ns}.capstan.test");
+    let crd_path = repo.join("charts/hello/crds/widgets.yaml");
+    std::fs::create_dir_all(crd_path.parent().unwrap()).unwrap();
+    std::fs::write(&crd_path, widget_crd(&group, "one")).unwrap();
+    // A post-install hook ConfigMap: there after an install that ran hooks.
+    std::fs::write(
+        repo.join("charts/hello/templates/hook.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-hook\n  annotations:\n    helm.sh/hook: post-install,post-upgrade\ndata:\n  revision: \"{{ .Release.Revision }}\"\n",
+    )
+    .unwrap();
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-qm", "a CRD and a hook"]);
+    let url = format!("file://{}", repo.display());
+    let target = format!("{ns}-target");
+    let api: Api<HelmRelease> = Api::namespaced(cluster.client().await, &ns);
+    let operator = Operator::start(
+        &cluster,
+        dir.path(),
+        &[
+            "--allow-cluster-kind",
+            "CustomResourceDefinition.apiextensions.k8s.io",
+        ],
+    );
+    let kubectl = |args: &[&str]| -> Option<String> {
+        let out = cluster.command("kubectl").args(args).output().unwrap();
+        out.status
+            .success()
+            .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+    };
+    let crd_generation = || {
+        kubectl(&[
+            "get",
+            "crd",
+            &format!("widgets.{group}"),
+            "-o",
+            "jsonpath={.metadata.labels.capstan\\.test/generation}",
+        ])
+    };
+    let hook_revision = || {
+        kubectl(&[
+            "get",
+            "configmap",
+            "-n",
+            &target,
+            "hello-hook",
+            "-o",
+            "jsonpath={.data.revision}",
+        ])
+    };
+    assert!(kubectl(&["get", "namespace", &target]).is_none());
+
+    // Install into a namespace that does not exist yet, without hooks.
+    api.create(
+        &PostParams::default(),
+        &helm_release(
+            "hello",
+            &ns,
+            serde_json::json!({
+                "chart": {"git": url, "ref": "main", "path": "charts/hello"},
+                "targetNamespace": target,
+                "releaseName": "hello",
+                "install": {"createNamespace": true, "disableHooks": true},
+            }),
+        ),
+    )
+    .await
+    .unwrap();
+    wait_for(
+        &api,
+        "hello",
+        &operator,
+        "Ready",
+        Duration::from_secs(120),
+        ready,
+    )
+    .await;
+    assert!(
+        kubectl(&["get", "namespace", &target]).is_some(),
+        "install.createNamespace did not create {target}"
+    );
+    assert_eq!(crd_generation().as_deref(), Some("one"));
+    assert_eq!(hook_revision(), None, "install.disableHooks: the hook ran");
+
+    // A new CRD definition: upgrade.crds defaults to Skip, so the CRD stays; hooks run.
+    std::fs::write(&crd_path, widget_crd(&group, "two")).unwrap();
+    git(&repo, &["commit", "-qam", "CRD generation two"]);
+    wait_for(
+        &api,
+        "hello",
+        &operator,
+        "revision 2",
+        Duration::from_secs(120),
+        |hr| ready(hr) && revision(hr) == Some(2),
+    )
+    .await;
+    assert_eq!(crd_generation().as_deref(), Some("one"));
+    assert_eq!(hook_revision().as_deref(), Some("2"));
+
+    // Only an option changes (upgrade.crds: CreateReplace): that is an upgrade too, and it
+    // replaces the CRD.
+    patch_spec(
+        &api,
+        "hello",
+        serde_json::json!({"upgrade": {"crds": "CreateReplace"}}),
+    )
+    .await;
+    wait_for(
+        &api,
+        "hello",
+        &operator,
+        "revision 3",
+        Duration::from_secs(120),
+        |hr| ready(hr) && revision(hr) == Some(3),
+    )
+    .await;
+    assert_eq!(crd_generation().as_deref(), Some("two"));
+    assert_eq!(helm_revisions(&cluster, "hello", &target), 3);
+
+    api.delete("hello", &DeleteParams::default()).await.unwrap();
+    wait_gone(&api, "hello", &operator).await;
+    // The namespace is not part of the release; CRDs are never deleted.
+    assert!(kubectl(&["get", "namespace", &target]).is_some());
+    assert_eq!(crd_generation().as_deref(), Some("two"));
+    let _ = kubectl(&["delete", "crd", &format!("widgets.{group}"), "--wait=false"]);
+}

@@ -108,6 +108,14 @@ const TESTS: &[(&str, TestFn)] = &[
         ))
     }),
     (
+        "install_and_upgrade_options_create_the_namespace_and_follow_crd_policies",
+        |c| {
+            Box::pin(helmrelease::install_and_upgrade_options_create_the_namespace_and_follow_crd_policies(
+            c,
+        ))
+        },
+    ),
+    (
         "a_failed_upgrade_is_remediated_by_uninstall_when_asked",
         |c| Box::pin(helmrelease::a_failed_upgrade_is_remediated_by_uninstall_when_asked(c)),
     ),

@@ -20,8 +20,8 @@ use super::queue::Next;
 use super::sourcing::chart_source_of;
 use super::values::{compose, fetch_values_from, layers_text};
 use crate::api::{
-    DEFAULT_MAX_HISTORY, DEFAULT_ROLLBACK_MAX_RETRIES, DEFAULT_TIMEOUT_SECONDS, FINALIZER,
-    FORCE_AT_ANNOTATION, HelmRelease, HelmReleaseStatus, RECONCILE_AT_ANNOTATION,
+    CrdsPolicy, DEFAULT_MAX_HISTORY, DEFAULT_ROLLBACK_MAX_RETRIES, DEFAULT_TIMEOUT_SECONDS,
+    FINALIZER, FORCE_AT_ANNOTATION, HelmRelease, HelmReleaseStatus, RECONCILE_AT_ANNOTATION,
     RemediationStrategy,
 };
 use crate::plugins::BackendPlugin;
@@ -155,11 +155,53 @@ fn upgrade_strategy(hr: &HelmRelease) -> Option<RemediationStrategy> {
         .and_then(|r| r.strategy)
 }
 
-fn sync_options(hr: &HelmRelease) -> SyncOptions {
+/// `install.createNamespace`: create the target namespace, as the release's identity, unless
+/// it exists (Helm's `--create-namespace`; the namespace is not part of the release).
+async fn create_namespace(ctx: &Context, hr: &HelmRelease, namespace: &str) -> Result<(), String> {
+    let client = match ctx.identities.client_for(hr)? {
+        Some((_, client)) => client,
+        None => ctx.client.clone(),
+    };
+    let api: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(client);
+    let object = k8s_openapi::api::core::v1::Namespace {
+        metadata: kube::api::ObjectMeta {
+            name: Some(namespace.to_owned()),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    match api.create(&kube::api::PostParams::default(), &object).await {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(response)) if response.code == 409 => Ok(()),
+        Err(error) => Err(format!(
+            "install.createNamespace: cannot create namespace {namespace}: {error}"
+        )),
+    }
+}
+
+/// A `crds` policy of the spec as the backend contract names it.
+fn crd_policy(policy: CrdsPolicy) -> CrdPolicy {
+    match policy {
+        CrdsPolicy::Skip => CrdPolicy::Skip,
+        CrdsPolicy::Create => CrdPolicy::Create,
+        CrdsPolicy::CreateReplace => CrdPolicy::CreateReplace,
+    }
+}
+
+/// The options of a sync that installs (`installing`) or upgrades the release: Helm
+/// Operator's top-level fields, refined by Flux v2's `install` and `upgrade` sections.
+fn sync_options(hr: &HelmRelease, installing: bool) -> SyncOptions {
     let spec = &hr.spec;
+    let install = spec.install.clone().unwrap_or_default();
+    let upgrade = spec.upgrade.clone().unwrap_or_default();
     let rollback_enabled = spec.rollback.as_ref().is_some_and(|r| r.enable);
+    let disable_wait = if installing {
+        install.disable_wait
+    } else {
+        upgrade.disable_wait
+    };
     SyncOptions {
-        wait: spec.wait.unwrap_or(rollback_enabled),
+        wait: spec.wait.unwrap_or(rollback_enabled) && !disable_wait,
         timeout_seconds: timeout_seconds(hr),
         atomic: true,
         rollback_on_failure: match upgrade_strategy(hr) {
@@ -171,17 +213,32 @@ fn sync_options(hr: &HelmRelease) -> SyncOptions {
             .max_history
             .unwrap_or(DEFAULT_MAX_HISTORY)
             .clamp(0, i64::from(u32::MAX)) as u32,
-        force: spec.force_upgrade,
-        install_crds: if spec.skip_crds {
-            CrdPolicy::Skip
-        } else {
-            CrdPolicy::Create
+        force: !installing && (spec.force_upgrade || upgrade.force),
+        install_crds: match install.crds {
+            Some(policy) => crd_policy(policy),
+            None if spec.skip_crds => CrdPolicy::Skip,
+            None => CrdPolicy::Create,
         },
-        upgrade_crds: CrdPolicy::Skip,
-        disable_hooks: false,
+        upgrade_crds: upgrade.crds.map_or(CrdPolicy::Skip, crd_policy),
+        disable_hooks: if installing {
+            install.disable_hooks
+        } else {
+            upgrade.disable_hooks
+        },
         description: None,
         upgrade_unchanged: false,
     }
+}
+
+/// What the digest covers of the options: both actions' (a change of an install-only
+/// option after the install is still a change of the spec).
+fn options_text(hr: &HelmRelease) -> String {
+    format!(
+        "install {:?}; upgrade {:?}; create namespace {}",
+        sync_options(hr, true),
+        sync_options(hr, false),
+        hr.spec.install.as_ref().is_some_and(|i| i.create_namespace)
+    )
 }
 
 /// Digest of everything that decides what `sync` would produce: the chart archive, the
@@ -190,7 +247,7 @@ fn sync_options(hr: &HelmRelease) -> SyncOptions {
 pub fn desired_digest(
     chart_digest: &str,
     values_text: &str,
-    options: &SyncOptions,
+    options: &str,
     backend: &str,
     release: &ReleaseId,
 ) -> String {
@@ -198,7 +255,7 @@ pub fn desired_digest(
     for part in [
         chart_digest,
         values_text,
-        &format!("{options:?}"),
+        options,
         backend,
         &release.namespace,
         &release.name,
@@ -207,6 +264,11 @@ pub fn desired_digest(
         hasher.update(part.as_bytes());
     }
     format!("sha256:{}", hex::encode(hasher.finalize()))
+}
+
+/// `sha256:<hex>` of `text`.
+fn sha256_text(text: &str) -> String {
+    format!("sha256:{}", hex::encode(Sha256::digest(text.as_bytes())))
 }
 
 /// Status changes of one reconcile, written at the end (and once before a long action).
@@ -492,11 +554,10 @@ async fn apply_inner(hr: &HelmRelease, ctx: &Context) -> Result<Next, ReconcileE
         }
     };
     let release = release_id(hr);
-    let options = sync_options(hr);
     let digest = desired_digest(
         &artifact.digest,
         &layers_text(&values),
-        &options,
+        &options_text(hr),
         &backend_name,
         &release,
     );
@@ -611,13 +672,29 @@ async fn apply_inner(hr: &HelmRelease, ctx: &Context) -> Result<Next, ReconcileE
     }
     writer.write().await?;
 
+    if installing
+        && hr.spec.install.as_ref().is_some_and(|i| i.create_namespace)
+        && let Err(message) = create_namespace(ctx, hr, &release.namespace).await
+    {
+        writer.ready(false, "InstallFailed", &message);
+        writer.reconciling("InstallFailed", "retrying");
+        publish(ctx, hr, EventType::Warning, "InstallFailed", message).await;
+        return finish(writer, Next::Requeue(backoff(1))).await;
+    }
+    // Options changed since the last success (not just chart or values): upgrade anyway.
+    let options_digest = sha256_text(&options_text(hr));
+    let options_changed = writer
+        .status
+        .applied_options_digest
+        .as_ref()
+        .is_some_and(|applied| *applied != options_digest);
     let request = SyncRequest {
         release: release.clone(),
         chart,
         values,
         options: SyncOptions {
-            upgrade_unchanged: forced,
-            ..options
+            upgrade_unchanged: forced || options_changed,
+            ..sync_options(hr, installing)
         },
     };
     let outcome = backend.sync(&request, grants.clone()).await;
@@ -644,6 +721,7 @@ async fn apply_inner(hr: &HelmRelease, ctx: &Context) -> Result<Next, ReconcileE
                 artifact.version
             );
             writer.status.applied_digest = Some(digest);
+            writer.status.applied_options_digest = Some(options_digest);
             writer.status.applied_source_revision = Some(artifact.revision.clone());
             writer.status.revision = Some(i64::from(outcome.release.revision));
             writer.status.release_status = Some("deployed".into());
@@ -934,7 +1012,7 @@ mod tests {
             namespace: "n".into(),
         };
         let hr = HelmRelease::new("a", crate::api::HelmReleaseSpec::default());
-        let options = sync_options(&hr);
+        let options = options_text(&hr);
         let base = desired_digest("sha256:a", "{}", &options, "helm3", &release);
         assert_eq!(
             base,
@@ -952,11 +1030,49 @@ mod tests {
             base,
             desired_digest("sha256:a", "{}", &options, "helm2", &release)
         );
-        let mut waiting = hr.clone();
-        waiting.spec.wait = Some(true);
+        // Option-only changes, of either action, count.
+        let changed = |edit: fn(&mut HelmRelease)| {
+            let mut changed = hr.clone();
+            edit(&mut changed);
+            desired_digest("sha256:a", "{}", &options_text(&changed), "helm3", &release)
+        };
+        assert_ne!(base, changed(|h| h.spec.wait = Some(true)));
         assert_ne!(
             base,
-            desired_digest("sha256:a", "{}", &sync_options(&waiting), "helm3", &release)
+            changed(|h| h.spec.upgrade.get_or_insert_default().force = true)
         );
+        assert_ne!(
+            base,
+            changed(|h| h.spec.install.get_or_insert_default().create_namespace = true)
+        );
+        assert_ne!(
+            base,
+            changed(
+                |h| h.spec.upgrade.get_or_insert_default().crds = Some(CrdsPolicy::CreateReplace)
+            )
+        );
+    }
+
+    #[test]
+    fn install_and_upgrade_sections_refine_the_top_level_fields() {
+        let mut hr = HelmRelease::new("a", crate::api::HelmReleaseSpec::default());
+        hr.spec.wait = Some(true);
+        hr.spec.skip_crds = true;
+        let install = sync_options(&hr, true);
+        assert!(install.wait);
+        assert_eq!(install.install_crds, CrdPolicy::Skip);
+        assert_eq!(install.upgrade_crds, CrdPolicy::Skip);
+        let sections = hr.spec.install.get_or_insert_default();
+        sections.crds = Some(CrdsPolicy::CreateReplace);
+        sections.disable_wait = true;
+        sections.disable_hooks = true;
+        let upgrade = hr.spec.upgrade.get_or_insert_default();
+        upgrade.crds = Some(CrdsPolicy::Create);
+        upgrade.force = true;
+        let (install, upgrade) = (sync_options(&hr, true), sync_options(&hr, false));
+        assert!(!install.wait && install.disable_hooks && !install.force);
+        assert_eq!(install.install_crds, CrdPolicy::CreateReplace);
+        assert!(upgrade.wait && !upgrade.disable_hooks && upgrade.force);
+        assert_eq!(upgrade.upgrade_crds, CrdPolicy::Create);
     }
 }

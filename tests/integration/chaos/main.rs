@@ -294,6 +294,75 @@ fn restart_control_plane_process(
     std::fs::write(&pids_path, rewritten).unwrap();
 }
 
+/// What the control plane looked like when the campaign did not converge: which of its
+/// processes still run, the nodes with their taints, the workloads and pods of the campaign
+/// namespace, recent warning events, and the last non-informational lines of the
+/// controllers' logs. A rollout that never finishes is then told apart from an operator
+/// that never tried (a dead scheduler or kwok, a tainted node, a pod stuck terminating).
+fn control_plane_report(cluster: &Cluster, cluster_dir: &Path, namespace: &str) -> String {
+    let mut report = String::from("chaos: control plane report\n");
+    let pids = std::fs::read_to_string(cluster_dir.join("pids")).unwrap_or_default();
+    for line in pids.lines() {
+        if let Some((name, pid)) = line.split_once(' ') {
+            let alive = Path::new(&format!("/proc/{}", pid.trim())).exists();
+            report += &format!(
+                "  {name} (pid {}): {}\n",
+                pid.trim(),
+                if alive { "running" } else { "GONE" }
+            );
+        }
+    }
+    let kubectl = |args: &[&str]| {
+        cluster.command("kubectl").args(args).output().map_or_else(
+            |error| format!("kubectl {args:?}: {error}\n"),
+            |out| {
+                format!(
+                    "{}{}",
+                    String::from_utf8_lossy(&out.stdout),
+                    String::from_utf8_lossy(&out.stderr)
+                )
+            },
+        )
+    };
+    report += &kubectl(&["get", "nodes", "-o", "wide"]);
+    report += &kubectl(&[
+        "get",
+        "nodes",
+        "-o",
+        "jsonpath={range .items[*]}{.metadata.name} taints={.spec.taints}{\"\\n\"}{end}",
+    ]);
+    report += &kubectl(&[
+        "-n",
+        namespace,
+        "get",
+        "deployments,replicasets,pods",
+        "-o",
+        "wide",
+    ]);
+    report += &kubectl(&[
+        "-n",
+        namespace,
+        "get",
+        "events",
+        "--field-selector",
+        "type=Warning",
+        "--sort-by=.lastTimestamp",
+    ]);
+    for name in ["kwok", "kube-scheduler", "kube-controller-manager"] {
+        let log = std::fs::read_to_string(cluster_dir.join(format!("logs/{name}.log")))
+            .unwrap_or_default();
+        let notable: Vec<&str> = log
+            .lines()
+            .filter(|line| !line.starts_with('I') && !line.contains("\"level\":\"INFO\""))
+            .collect();
+        report += &format!("--- last notable lines of {name}.log\n");
+        for line in &notable[notable.len().saturating_sub(15)..] {
+            report += &format!("  {}\n", line.chars().take(400).collect::<String>());
+        }
+    }
+    report
+}
+
 /// Start `argv` with its output appended to `log`.
 fn spawn_logged(argv: &[String], log: &Path) -> Child {
     let log = std::fs::OpenOptions::new()
@@ -939,6 +1008,7 @@ async fn campaign(cluster: &Cluster, cluster_dir: &Path, settings: &Settings) ->
     let ok = converged_after.is_some() && counts.all_zero();
     if !ok {
         println!("chaos: operator log tail:\n{}", operator.log_tail(60));
+        println!("{}", control_plane_report(cluster, cluster_dir, &namespace));
     }
 
     // Clean up: uninstall everything while the operator still runs.
