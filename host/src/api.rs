@@ -51,6 +51,10 @@ pub struct HelmReleaseSpec {
     /// the operator's own identity.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub service_account_name: Option<String>,
+    /// Release into another cluster (Flux v2's `kubeConfig`): a kubeconfig in a Secret of
+    /// this namespace; objects, release records, hooks and waits go to its API server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kube_config: Option<KubeConfigReference>,
     /// HelmReleases that must be Ready (for their current generation) before this one is
     /// installed or upgraded (Flux's `dependsOn`); each in this namespace unless it names
     /// another, which the configuration's `allowCrossNamespaceRefs` must allow.
@@ -320,6 +324,26 @@ pub struct Rollback {
     /// Wait for the rolled-back resources to become ready.
     #[serde(default)]
     pub wait: bool,
+}
+
+/// Where a remote cluster's kubeconfig is.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct KubeConfigReference {
+    /// A Secret in the HelmRelease's namespace holding the kubeconfig (credentials
+    /// embedded: file references, `exec` and `auth-provider` are refused).
+    pub secret_ref: SecretKeyReference,
+}
+
+/// A key of a Secret in the HelmRelease's namespace.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SecretKeyReference {
+    /// The Secret's name.
+    pub name: String,
+    /// The key; default `value`, then `value.yaml` (Flux's keys).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
 }
 
 /// Install behaviour (Flux v2's `install`).

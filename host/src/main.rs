@@ -1246,6 +1246,7 @@ async fn operate(
         claims: Default::default(),
         identities,
         dependencies: Default::default(),
+        remotes: Default::default(),
         options: ControllerOptions {
             resync: Duration::from_secs(operator.resync_interval.max(1)),
             source_tick: Duration::from_secs(operator.source_interval.clamp(1, 10)),

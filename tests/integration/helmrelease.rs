@@ -1701,3 +1701,139 @@ pub async fn install_and_upgrade_options_create_the_namespace_and_follow_crd_pol
     assert_eq!(crd_generation().as_deref(), Some("two"));
     let _ = kubectl(&["delete", "crd", &format!("widgets.{group}"), "--wait=false"]);
 }
+
+pub async fn a_release_with_a_kube_config_goes_to_the_remote_cluster(cluster: Arc<Cluster>) {
+    install_crd(&cluster);
+    let dir = tempfile::tempdir().unwrap();
+    let repo = chart_repository(dir.path());
+    let url = format!("file://{}", repo.display());
+    // A second control plane of its own, stopped when `remote` is dropped.
+    let remote_dir = repo_root().join(format!("target/test-cluster-remote-{}", std::process::id()));
+    let start_in = remote_dir.clone();
+    let remote = tokio::task::spawn_blocking(move || Cluster::start_or_reuse_in(start_in))
+        .await
+        .unwrap()
+        .unwrap();
+    let ns = cluster.create_namespace("hr-remote").await;
+    // The remote admin kubeconfig with its credentials embedded, as a user stores it.
+    let embedded = remote.run(
+        "kubectl",
+        &["config", "view", "--raw", "--flatten", "--minify"],
+    );
+    cluster.run(
+        "kubectl",
+        &[
+            "create",
+            "secret",
+            "generic",
+            "far-kubeconfig",
+            "-n",
+            &ns,
+            &format!("--from-literal=value={embedded}"),
+        ],
+    );
+    // A kubeconfig pointing at a file of the operator's machine: refused by field.
+    let file_token = "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: 'https://127.0.0.1:1', insecure-skip-tls-verify: true}\ncontexts:\n- name: c\n  context: {cluster: c, user: u}\ncurrent-context: c\nusers:\n- name: u\n  user: {tokenFile: /var/run/secrets/kubernetes.io/serviceaccount/token}\n";
+    cluster.run(
+        "kubectl",
+        &[
+            "create",
+            "secret",
+            "generic",
+            "sneaky-kubeconfig",
+            "-n",
+            &ns,
+            &format!("--from-literal=value.yaml={file_token}"),
+        ],
+    );
+    let api: Api<HelmRelease> = Api::namespaced(cluster.client().await, &ns);
+    let operator = Operator::start(&cluster, dir.path(), &[]);
+    let chart = serde_json::json!({"git": url, "ref": "main", "path": "charts/hello"});
+    let releases = [
+        (
+            "far",
+            serde_json::json!({"chart": chart, "releaseName": "hello",
+                "kubeConfig": {"secretRef": {"name": "far-kubeconfig"}},
+                "install": {"createNamespace": true},
+                "values": {"message": "far away"}}),
+        ),
+        // The same release name and namespace in the operator's own cluster: another
+        // release, not a conflict.
+        (
+            "near",
+            serde_json::json!({"chart": chart, "releaseName": "hello",
+                "values": {"message": "close by"}}),
+        ),
+        (
+            "sneaky",
+            serde_json::json!({"chart": chart, "releaseName": "sneaky",
+                "kubeConfig": {"secretRef": {"name": "sneaky-kubeconfig"}}}),
+        ),
+    ];
+    for (name, spec) in &releases {
+        api.create(
+            &PostParams::default(),
+            &helm_release(name, &ns, spec.clone()),
+        )
+        .await
+        .unwrap();
+    }
+    for name in ["far", "near"] {
+        wait_for(
+            &api,
+            name,
+            &operator,
+            "Ready",
+            Duration::from_secs(120),
+            ready,
+        )
+        .await;
+    }
+    let sneaky = wait_for(
+        &api,
+        "sneaky",
+        &operator,
+        "KubeConfigError",
+        Duration::from_secs(60),
+        |hr| condition(hr, "Ready").is_some_and(|c| c.reason == "KubeConfigError"),
+    )
+    .await;
+    let message = &condition(&sneaky, "Ready").unwrap().message;
+    assert!(
+        message.contains("sneaky-kubeconfig key value.yaml")
+            && message.contains("users[u].user.tokenFile names a file"),
+        "{message}"
+    );
+    // Each cluster holds its own release, with its own values, readable by real helm.
+    let values =
+        |on: &Cluster| on.run("helm", &["get", "values", "hello", "-n", &ns, "-o", "json"]);
+    assert!(values(&remote).contains("far away"), "{}", values(&remote));
+    assert!(
+        values(&cluster).contains("close by"),
+        "{}",
+        values(&cluster)
+    );
+    let listed = remote.run("helm", &["list", "-n", &ns, "-q"]);
+    assert_eq!(listed.trim(), "hello");
+    assert!(
+        remote
+            .run("kubectl", &["get", "deployment", "-n", &ns, "-o", "name"])
+            .contains("hello"),
+    );
+
+    // Deleting the HelmRelease uninstalls from the remote cluster; the local one stays.
+    for name in ["far", "sneaky"] {
+        api.delete(name, &DeleteParams::default()).await.unwrap();
+    }
+    wait_gone(&api, "far", &operator).await;
+    assert_eq!(remote.run("helm", &["list", "-n", &ns, "-q"]).trim(), "");
+    assert_eq!(
+        cluster.run("helm", &["list", "-n", &ns, "-q"]).trim(),
+        "hello"
+    );
+    api.delete("near", &DeleteParams::default()).await.unwrap();
+    wait_gone(&api, "near", &operator).await;
+    drop(operator);
+    drop(remote);
+    let _ = std::fs::remove_dir_all(&remote_dir);
+}

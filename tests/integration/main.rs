@@ -108,6 +108,10 @@ const TESTS: &[(&str, TestFn)] = &[
         ))
     }),
     (
+        "a_release_with_a_kube_config_goes_to_the_remote_cluster",
+        |c| Box::pin(helmrelease::a_release_with_a_kube_config_goes_to_the_remote_cluster(c)),
+    ),
+    (
         "install_and_upgrade_options_create_the_namespace_and_follow_crd_policies",
         |c| {
             Box::pin(helmrelease::install_and_upgrade_options_create_the_namespace_and_follow_crd_policies(

@@ -13,6 +13,7 @@ pub mod queue;
 pub mod reconcile;
 pub mod refs;
 pub mod reload;
+pub mod remote;
 pub mod sourcing;
 pub mod values;
 
@@ -82,6 +83,8 @@ pub struct Context {
     pub identities: identity::Identities,
     /// `spec.dependsOn` checks, over the release loop's store.
     pub dependencies: Arc<dependencies::Dependencies>,
+    /// Connections to the clusters named by `spec.kubeConfig`.
+    pub remotes: remote::RemoteClusters,
 }
 
 /// Which HelmRelease manages each Helm release (`namespace/name`): the first one to
@@ -90,18 +93,24 @@ pub struct Context {
 /// worker at a time) and two specs never fight over one release.
 #[derive(Default)]
 pub struct ReleaseClaims {
-    owners: std::sync::Mutex<BTreeMap<(String, String), crate::sources::ReleaseKey>>,
+    owners: std::sync::Mutex<BTreeMap<(String, String, String), crate::sources::ReleaseKey>>,
 }
 
 impl ReleaseClaims {
-    /// Claim `release` for `owner`; the current owner when another HelmRelease has it.
+    /// Claim `release` of `cluster` (`""` for the operator's own, else the remote
+    /// cluster's id) for `owner`; the current owner when another HelmRelease has it.
     pub fn claim(
         &self,
+        cluster: &str,
         release: &ReleaseId,
         owner: &crate::sources::ReleaseKey,
     ) -> Result<(), crate::sources::ReleaseKey> {
         let mut owners = self.owners.lock().unwrap_or_else(|e| e.into_inner());
-        let key = (release.namespace.clone(), release.name.clone());
+        let key = (
+            cluster.to_owned(),
+            release.namespace.clone(),
+            release.name.clone(),
+        );
         match owners.get(&key) {
             Some(current) if current != owner => Err(current.clone()),
             _ => {
@@ -155,17 +164,63 @@ impl Context {
         }
     }
 
+    /// The client impersonating `hr`'s service account in its target cluster; `None` when
+    /// it runs as the operator (or as the remote kubeconfig's own identity).
+    pub fn acting_client(
+        &self,
+        hr: &HelmRelease,
+        remote: Option<&remote::RemoteCluster>,
+    ) -> Result<Option<Client>, String> {
+        match remote {
+            Some(cluster) => self
+                .identities
+                .account_of(hr)
+                .map(|account| {
+                    cluster.client_as(&identity::service_account_user(
+                        &hr.namespace_or_default(),
+                        account,
+                    ))
+                })
+                .transpose(),
+            None => Ok(self.identities.client_for(hr)?.map(|(_, client)| client)),
+        }
+    }
+
+    /// The client `hr`'s own calls of the host use in its target cluster (as
+    /// [`Context::acting_client`], else the connection's own identity).
+    pub fn client_in_target(
+        &self,
+        hr: &HelmRelease,
+        remote: Option<&remote::RemoteCluster>,
+    ) -> Result<Client, String> {
+        Ok(match self.acting_client(hr, remote)? {
+            Some(client) => client,
+            None => remote.map_or_else(|| self.client.clone(), |c| c.client.clone()),
+        })
+    }
+
     /// Kubernetes access for one backend call on `hr`'s `release`: its namespace and the
     /// configured cluster-scoped kinds, as the release's service account when it has one
     /// ([`identity`]).
-    pub fn grants_for(&self, hr: &HelmRelease, release: &ReleaseId) -> Result<Grants, String> {
+    /// In a remote cluster (`spec.kubeConfig`, [`remote`]) everything, the account included,
+    /// is that cluster's.
+    pub fn grants_for(
+        &self,
+        hr: &HelmRelease,
+        release: &ReleaseId,
+        remote: Option<&remote::RemoteCluster>,
+    ) -> Result<Grants, String> {
+        let (client, discovery) = match remote {
+            Some(cluster) => (cluster.client.clone(), Arc::clone(&cluster.discovery)),
+            None => (self.client.clone(), Arc::clone(&self.discovery)),
+        };
         let mut kube = KubeGrant::new(
-            self.client.clone(),
-            Arc::clone(&self.discovery),
+            client,
+            discovery,
             [release.namespace.clone()],
             self.cluster_kinds.iter().cloned(),
         );
-        if let Some((_, client)) = self.identities.client_for(hr)? {
+        if let Some(client) = self.acting_client(hr, remote)? {
             kube = kube.acting_as(client);
         }
         Ok(Grants {
@@ -186,9 +241,13 @@ pub enum StartError {
 }
 
 fn references(hr: &HelmRelease, kind: &str, namespace: &str, name: &str) -> bool {
-    values::referenced_objects(hr)
-        .iter()
-        .any(|(k, ns, n)| *k == kind && ns == namespace && n == name)
+    let kube_config = hr.spec.kube_config.as_ref().is_some_and(|k| {
+        kind == "Secret" && k.secret_ref.name == name && hr.namespace_or_default() == namespace
+    });
+    kube_config
+        || values::referenced_objects(hr)
+            .iter()
+            .any(|(k, ns, n)| *k == kind && ns == namespace && n == name)
 }
 
 fn referencing(
@@ -373,13 +432,19 @@ mod tests {
     #[test]
     fn one_helmrelease_per_release() {
         let claims = ReleaseClaims::default();
-        assert!(claims.claim(&release("web"), &key("a")).is_ok());
-        assert!(claims.claim(&release("web"), &key("a")).is_ok());
-        assert_eq!(claims.claim(&release("web"), &key("b")), Err(key("a")));
+        assert!(claims.claim("", &release("web"), &key("a")).is_ok());
+        assert!(claims.claim("", &release("web"), &key("a")).is_ok());
+        assert_eq!(claims.claim("", &release("web"), &key("b")), Err(key("a")));
         // `a` renames its release: `web` is free for `b`.
-        assert!(claims.claim(&release("web2"), &key("a")).is_ok());
-        assert!(claims.claim(&release("web"), &key("b")).is_ok());
+        assert!(claims.claim("", &release("web2"), &key("a")).is_ok());
+        assert!(claims.claim("", &release("web"), &key("b")).is_ok());
         claims.release(&key("b"));
-        assert!(claims.claim(&release("web"), &key("c")).is_ok());
+        assert!(claims.claim("", &release("web"), &key("c")).is_ok());
+        // The same release name in another cluster is another release.
+        assert!(
+            claims
+                .claim("sha256:far", &release("web"), &key("d"))
+                .is_ok()
+        );
     }
 }

@@ -17,6 +17,7 @@ use sha2::{Digest, Sha256};
 
 use super::Context;
 use super::queue::Next;
+use super::remote::RemoteCluster;
 use super::sourcing::chart_source_of;
 use super::values::{compose, fetch_values_from, layers_text};
 use crate::api::{
@@ -157,11 +158,13 @@ fn upgrade_strategy(hr: &HelmRelease) -> Option<RemediationStrategy> {
 
 /// `install.createNamespace`: create the target namespace, as the release's identity, unless
 /// it exists (Helm's `--create-namespace`; the namespace is not part of the release).
-async fn create_namespace(ctx: &Context, hr: &HelmRelease, namespace: &str) -> Result<(), String> {
-    let client = match ctx.identities.client_for(hr)? {
-        Some((_, client)) => client,
-        None => ctx.client.clone(),
-    };
+async fn create_namespace(
+    ctx: &Context,
+    hr: &HelmRelease,
+    remote: Option<&RemoteCluster>,
+    namespace: &str,
+) -> Result<(), String> {
+    let client = ctx.client_in_target(hr, remote)?;
     let api: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(client);
     let object = k8s_openapi::api::core::v1::Namespace {
         metadata: kube::api::ObjectMeta {
@@ -231,13 +234,14 @@ fn sync_options(hr: &HelmRelease, installing: bool) -> SyncOptions {
 }
 
 /// What the digest covers of the options: both actions' (a change of an install-only
-/// option after the install is still a change of the spec).
-fn options_text(hr: &HelmRelease) -> String {
+/// option after the install is still a change of the spec), and the target cluster.
+fn options_text(hr: &HelmRelease, remote: Option<&RemoteCluster>) -> String {
     format!(
-        "install {:?}; upgrade {:?}; create namespace {}",
+        "install {:?}; upgrade {:?}; create namespace {}; cluster {}",
         sync_options(hr, true),
         sync_options(hr, false),
-        hr.spec.install.as_ref().is_some_and(|i| i.create_namespace)
+        hr.spec.install.as_ref().is_some_and(|i| i.create_namespace),
+        remote.map_or("", |cluster| cluster.id.as_str())
     )
 }
 
@@ -554,10 +558,20 @@ async fn apply_inner(hr: &HelmRelease, ctx: &Context) -> Result<Next, ReconcileE
         }
     };
     let release = release_id(hr);
+    // The target cluster: the operator's own, or the one of `spec.kubeConfig`.
+    let remote = match ctx.remotes.for_release(&ctx.client, hr).await {
+        Ok(remote) => remote,
+        Err(message) => {
+            writer.ready(false, "KubeConfigError", &message);
+            writer.reconciling("KubeConfigError", "retrying when the Secret changes");
+            publish(ctx, hr, EventType::Warning, "KubeConfigError", message).await;
+            return finish(writer, Next::Requeue(backoff(1))).await;
+        }
+    };
     let digest = desired_digest(
         &artifact.digest,
         &layers_text(&values),
-        &options_text(hr),
+        &options_text(hr, remote.as_deref()),
         &backend_name,
         &release,
     );
@@ -567,7 +581,8 @@ async fn apply_inner(hr: &HelmRelease, ctx: &Context) -> Result<Next, ReconcileE
         .condition("Ready")
         .is_some_and(|c| c.status == "True");
 
-    if let Err(owner) = ctx.claims.claim(&release, &key) {
+    let cluster_id = remote.as_ref().map_or("", |cluster| cluster.id.as_str());
+    if let Err(owner) = ctx.claims.claim(cluster_id, &release, &key) {
         let message = format!(
             "release {}/{} is managed by HelmRelease {owner}; set spec.releaseName or spec.targetNamespace to tell them apart",
             release.namespace, release.name
@@ -575,7 +590,7 @@ async fn apply_inner(hr: &HelmRelease, ctx: &Context) -> Result<Next, ReconcileE
         writer.stalled("ReleaseConflict", &message);
         return finish(writer, Next::Requeue(ctx.options.resync)).await;
     }
-    let grants = match ctx.grants_for(hr, &release) {
+    let grants = match ctx.grants_for(hr, &release, remote.as_deref()) {
         Ok(grants) => grants,
         Err(message) => {
             writer.ready(false, "IdentityError", &message);
@@ -674,7 +689,7 @@ async fn apply_inner(hr: &HelmRelease, ctx: &Context) -> Result<Next, ReconcileE
 
     if installing
         && hr.spec.install.as_ref().is_some_and(|i| i.create_namespace)
-        && let Err(message) = create_namespace(ctx, hr, &release.namespace).await
+        && let Err(message) = create_namespace(ctx, hr, remote.as_deref(), &release.namespace).await
     {
         writer.ready(false, "InstallFailed", &message);
         writer.reconciling("InstallFailed", "retrying");
@@ -682,7 +697,7 @@ async fn apply_inner(hr: &HelmRelease, ctx: &Context) -> Result<Next, ReconcileE
         return finish(writer, Next::Requeue(backoff(1))).await;
     }
     // Options changed since the last success (not just chart or values): upgrade anyway.
-    let options_digest = sha256_text(&options_text(hr));
+    let options_digest = sha256_text(&options_text(hr, remote.as_deref()));
     let options_changed = writer
         .status
         .applied_options_digest
@@ -926,7 +941,13 @@ async fn uninstall(hr: &HelmRelease, ctx: &Context) -> Result<Next, ReconcileErr
         Ok(found) => found,
         Err(message) => return Err(failed(message)),
     };
-    if let Err(owner) = ctx.claims.claim(&release, &key) {
+    let remote = ctx
+        .remotes
+        .for_release(&ctx.client, hr)
+        .await
+        .map_err(failed)?;
+    let cluster_id = remote.as_ref().map_or("", |cluster| cluster.id.as_str());
+    if let Err(owner) = ctx.claims.claim(cluster_id, &release, &key) {
         // Another HelmRelease manages this release: deleting this one must not remove it.
         publish(
             ctx,
@@ -951,7 +972,9 @@ async fn uninstall(hr: &HelmRelease, ctx: &Context) -> Result<Next, ReconcileErr
             .unwrap_or_else(|| timeout_seconds(hr)),
         disable_hooks: uninstall.disable_hooks,
     };
-    let grants = ctx.grants_for(hr, &release).map_err(failed)?;
+    let grants = ctx
+        .grants_for(hr, &release, remote.as_deref())
+        .map_err(failed)?;
     ctx.metrics.actions.inc();
     match backend.uninstall(&release, options, grants).await {
         Ok(removed) => {
@@ -1012,7 +1035,7 @@ mod tests {
             namespace: "n".into(),
         };
         let hr = HelmRelease::new("a", crate::api::HelmReleaseSpec::default());
-        let options = options_text(&hr);
+        let options = options_text(&hr, None);
         let base = desired_digest("sha256:a", "{}", &options, "helm3", &release);
         assert_eq!(
             base,
@@ -1034,7 +1057,13 @@ mod tests {
         let changed = |edit: fn(&mut HelmRelease)| {
             let mut changed = hr.clone();
             edit(&mut changed);
-            desired_digest("sha256:a", "{}", &options_text(&changed), "helm3", &release)
+            desired_digest(
+                "sha256:a",
+                "{}",
+                &options_text(&changed, None),
+                "helm3",
+                &release,
+            )
         };
         assert_ne!(base, changed(|h| h.spec.wait = Some(true)));
         assert_ne!(
