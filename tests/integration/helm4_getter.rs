@@ -19,7 +19,7 @@ use crate::harness::{Cluster, repo_root};
 use crate::helmrelease::{Operator, helm_release, install_crd, publish, ready, wait_for};
 
 /// Real Helm 4, built (once, cached) by `tests/cluster/build-helm4`.
-fn helm4() -> PathBuf {
+pub(crate) fn helm4() -> PathBuf {
     let out = Command::new(repo_root().join("tests/cluster/build-helm4"))
         .output()
         .expect("tests/cluster/build-helm4");

@@ -244,6 +244,14 @@ const TESTS: &[(&str, TestFn)] = &[
         Box::pin(release_helm3::capstan_release_outside_the_grant_writes_nothing(c))
     }),
     (
+        "a_sync_renders_with_the_live_clusters_capabilities_and_lookups",
+        |c| {
+            Box::pin(
+                release_helm3::a_sync_renders_with_the_live_clusters_capabilities_and_lookups(c),
+            )
+        },
+    ),
+    (
         "capstan_release_operations_on_one_release_exclude_each_other",
         |c| {
             Box::pin(

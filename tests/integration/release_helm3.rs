@@ -509,3 +509,138 @@ pub async fn capstan_release_unlocks_a_release_left_pending_install(cluster: Arc
             .is_some()
     );
 }
+
+/// A sync renders against the live cluster as `helm install`/`upgrade` do: the cluster's
+/// version and API versions (a CRD installed by the test among them) in `.Capabilities`,
+/// and `lookup` of real objects. Checked against the real `helm upgrade --dry-run=server`
+/// rendering the same chart for the same release in the same cluster.
+pub async fn a_sync_renders_with_the_live_clusters_capabilities_and_lookups(cluster: Arc<Cluster>) {
+    let dir = tempfile::tempdir().unwrap();
+    let namespace = cluster.create_namespace("live").await;
+    let group = format!("{namespace}.capstan.test");
+    let crd = format!(
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: gadgets.{group}\nspec:\n  group: {group}\n  scope: Namespaced\n  names: {{plural: gadgets, singular: gadget, kind: Gadget}}\n  versions:\n  - name: v1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema: {{type: object, x-kubernetes-preserve-unknown-fields: true}}\n"
+    );
+    let crd_file = dir.path().join("crd.yaml");
+    write(&crd_file, &crd);
+    cluster.run("kubectl", &["apply", "-f", crd_file.to_str().unwrap()]);
+    cluster.run(
+        "kubectl",
+        &[
+            "wait",
+            "--for=condition=Established",
+            &format!("crd/gadgets.{group}"),
+        ],
+    );
+    let objects = format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: settings, namespace: {namespace}}}\ndata: {{color: blue}}\n---\napiVersion: {group}/v1\nkind: Gadget\nmetadata: {{name: one, namespace: {namespace}}}\nsize: 3\n---\napiVersion: {group}/v1\nkind: Gadget\nmetadata: {{name: two, namespace: {namespace}}}\nsize: 4\n"
+    );
+    let objects_file = dir.path().join("objects.yaml");
+    write(&objects_file, &objects);
+    cluster.run("kubectl", &["apply", "-f", objects_file.to_str().unwrap()]);
+
+    let chart = dir.path().join("live");
+    write(
+        &chart.join("Chart.yaml"),
+        "apiVersion: v2\nname: live\nversion: 0.1.0\n",
+    );
+    write(
+        &chart.join("templates/capabilities.yaml"),
+        &format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{{{ .Release.Name }}}}-capabilities\ndata:\n  kubeVersion: {{{{ .Capabilities.KubeVersion.Version | quote }}}}\n  kubeMinor: {{{{ .Capabilities.KubeVersion.Minor | quote }}}}\n  gadgetsServed: {{{{ .Capabilities.APIVersions.Has \"{group}/v1\" | quote }}}}\n  gadgetKind: {{{{ .Capabilities.APIVersions.Has \"{group}/v1/Gadget\" | quote }}}}\n  deployments: {{{{ .Capabilities.APIVersions.Has \"apps/v1/Deployment\" | quote }}}}\n  notServed: {{{{ .Capabilities.APIVersions.Has \"nothing.example.com/v9\" | quote }}}}\n"
+        ),
+    );
+    write(
+        &chart.join("templates/lookups.yaml"),
+        &format!(
+            "{{{{- $settings := lookup \"v1\" \"ConfigMap\" .Release.Namespace \"settings\" }}}}\n{{{{- $gadgets := lookup \"{group}/v1\" \"Gadget\" .Release.Namespace \"\" }}}}\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{{{ .Release.Name }}}}-lookups\ndata:\n  color: {{{{ dig \"data\" \"color\" \"none\" $settings | quote }}}}\n  missing: {{{{ lookup \"v1\" \"Secret\" .Release.Namespace \"nope\" | toJson | quote }}}}\n  gadgets: {{{{ range $gadgets.items }}}}{{{{ .metadata.name }}}}={{{{ .size }}}} {{{{ end }}}}\n  sizeKind: {{{{ (index $gadgets.items 0).size | kindOf | quote }}}}\n"
+        ),
+    );
+    let chart_arg = chart.to_str().unwrap();
+    let out = capstan_ok(
+        &cluster,
+        dir.path(),
+        &[
+            "release",
+            "sync",
+            "--name",
+            "live",
+            "--namespace",
+            &namespace,
+            "--chart",
+            chart_arg,
+        ],
+    );
+    assert!(out.contains("installed: revision 1 deployed"), "{out}");
+    let ours = cluster.run("helm", &["get", "manifest", "live", "-n", &namespace]);
+    for expected in [
+        format!("kubeVersion: \"{}\"", server_version(&cluster)),
+        "gadgetsServed: \"true\"".to_owned(),
+        "gadgetKind: \"true\"".to_owned(),
+        "deployments: \"true\"".to_owned(),
+        "notServed: \"false\"".to_owned(),
+        "color: \"blue\"".to_owned(),
+        "missing: \"{}\"".to_owned(),
+        "gadgets: one=3 two=4".to_owned(),
+        "sizeKind: \"int64\"".to_owned(),
+    ] {
+        assert!(ours.contains(&expected), "{expected} not in\n{ours}");
+    }
+    // Real Helm 4 (whose manifest layout the records follow), rendering against the same
+    // cluster, renders the same bytes.
+    let helm4 = crate::helm4_getter::helm4();
+    let out = std::process::Command::new(&helm4)
+        .args([
+            "upgrade",
+            "live",
+            chart_arg,
+            "-n",
+            &namespace,
+            "--dry-run=server",
+            "-o",
+            "json",
+        ])
+        .env("KUBECONFIG", cluster.kubeconfig())
+        .env("HELM_CACHE_HOME", dir.path().join("helm4/cache"))
+        .env("HELM_CONFIG_HOME", dir.path().join("helm4/config"))
+        .env("HELM_DATA_HOME", dir.path().join("helm4/data"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let helms: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        helms["manifest"].as_str().unwrap().trim(),
+        ours.trim(),
+        "helm upgrade --dry-run=server renders differently"
+    );
+    capstan_ok(
+        &cluster,
+        dir.path(),
+        &[
+            "release",
+            "uninstall",
+            "--name",
+            "live",
+            "--namespace",
+            &namespace,
+        ],
+    );
+    let _ = cluster
+        .command("kubectl")
+        .args(["delete", "crd", &format!("gadgets.{group}"), "--wait=false"])
+        .output();
+}
+
+/// The API server's `gitVersion`.
+fn server_version(cluster: &Cluster) -> String {
+    let version: Value =
+        serde_json::from_str(&cluster.run("kubectl", &["version", "-o", "json"])).unwrap();
+    version["serverVersion"]["gitVersion"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}

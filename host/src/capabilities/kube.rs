@@ -43,6 +43,8 @@ pub struct KubeGrant {
 #[derive(Default)]
 pub struct DiscoveryCache {
     kinds: RwLock<HashMap<(String, String), (ApiResource, bool)>>,
+    /// The server version and API versions, with when they were read (`discovery`).
+    pub(crate) served: RwLock<Option<super::discovery::Served>>,
 }
 
 impl KubeGrant {
@@ -83,6 +85,11 @@ impl KubeGrant {
     pub fn acting_as(mut self, client: Client) -> KubeGrant {
         self.client = client;
         self
+    }
+
+    /// The client the plugin's calls go through, and the cluster's discovery cache.
+    pub(crate) fn discovery_client(&self) -> (&Client, &DiscoveryCache) {
+        (&self.client, &self.discovery)
     }
 
     /// The operator's client behind this grant (for the host's own bookkeeping, such as the
@@ -242,7 +249,7 @@ fn describe(object: &ObjectRef) -> String {
 }
 
 impl CallState {
-    fn kube(&self) -> Result<&KubeGrant, Error> {
+    pub(crate) fn kube(&self) -> Result<&KubeGrant, Error> {
         self.grants.kube.as_ref().ok_or_else(|| {
             error(
                 ErrorCode::Denied,

@@ -3,6 +3,7 @@
 
 pub mod credentials;
 pub mod crypto;
+pub mod discovery;
 pub mod egress;
 pub mod git;
 pub mod http;

@@ -284,6 +284,8 @@ fn linker(engine: &Engine) -> Result<Linker<CallState>, RuntimeError> {
         .map_err(failed)?;
     bindings::crypto::add_to_linker::<CallState, HasSelf<CallState>>(&mut linker, |s| s)
         .map_err(failed)?;
+    bindings::discovery::add_to_linker::<CallState, HasSelf<CallState>>(&mut linker, |s| s)
+        .map_err(failed)?;
     bindings::credentials::add_to_linker::<CallState, HasSelf<CallState>>(&mut linker, |s| s)
         .map_err(failed)?;
     // The previous contract's imports, for 0.1 components (see `compat`).

@@ -12,6 +12,7 @@
 pub mod crds;
 pub mod flavor;
 pub mod hooks;
+pub mod live;
 pub mod migrate;
 pub mod objects;
 pub mod package;

@@ -44,6 +44,8 @@ pub struct Request<'a> {
     pub is_upgrade: bool,
     /// Keep the processed chart for a release record.
     pub for_record: bool,
+    /// `lookup`; `None` gives `{}` (`helm template`).
+    pub lookup: Option<capstan_helm::funcs::LookupFn>,
 }
 
 /// A chart and values as a release record keeps them, before any rendering.
@@ -114,6 +116,7 @@ pub fn render(request: Request<'_>) -> Result<Render, Error> {
         },
         capabilities: flavored(request.capabilities),
         rsa_keys: Some(host_rsa_keys()),
+        lookup: request.lookup,
         ..RenderOptions::default()
     };
     let assembled =
@@ -148,6 +151,7 @@ pub fn template(
         revision: 1,
         is_upgrade: options.is_upgrade,
         for_record: false,
+        lookup: None,
     })?;
     let assembled = rendered.assembled;
     Ok(Rendered {

@@ -135,10 +135,11 @@ pub fn sync(request: SyncRequest) -> Result<SyncOutcome, Error> {
         release: id,
         chart: &request.chart,
         values: &request.values,
-        capabilities: Default::default(),
+        capabilities: crate::live::capabilities()?,
         revision,
         is_upgrade: !install,
         for_record: true,
+        lookup: Some(crate::live::lookup()),
     })
     .map_err(|e| with_context(e, &format!("render chart {}", request.chart.metadata.name)))?;
     // Helm 2 creates the CRDs of `crd-install` hooks before anything else of an install.
