@@ -121,9 +121,14 @@ struct OperatorArgs {
     /// Namespace of the leader Lease.
     #[arg(long, default_value = "capstan-system", env = "POD_NAMESPACE")]
     lease_namespace: String,
-    /// Name of the leader Lease.
+    /// Name of the leader Lease (give each shard its own).
     #[arg(long, default_value = "capstan-leader")]
     lease_name: String,
+    /// Handle only the HelmReleases matching this label selector (horizontal sharding, as
+    /// Flux's `--watch-label-selector`): e.g. `capstan.dev/shard=a` on one replica set and
+    /// `capstan.dev/shard=b` on another, and `!capstan.dev/shard` for the unlabelled rest.
+    #[arg(long, env = "CAPSTAN_WATCH_LABEL_SELECTOR")]
+    watch_label_selector: Option<String>,
 }
 
 #[derive(clap::Args)]
@@ -1254,6 +1259,10 @@ async fn operate(
             allow_cross_namespace_refs: parts.allow_cross_namespace_refs,
             uninstall_deadline: (operator.uninstall_deadline > 0)
                 .then(|| Duration::from_secs(operator.uninstall_deadline)),
+            watch_label_selector: operator
+                .watch_label_selector
+                .clone()
+                .filter(|s| !s.trim().is_empty()),
         },
     };
     tracing::info!(

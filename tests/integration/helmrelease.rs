@@ -1837,3 +1837,106 @@ pub async fn a_release_with_a_kube_config_goes_to_the_remote_cluster(cluster: Ar
     drop(remote);
     let _ = std::fs::remove_dir_all(&remote_dir);
 }
+
+pub async fn two_shards_each_handle_only_their_releases(cluster: Arc<Cluster>) {
+    install_crd(&cluster);
+    let dir = tempfile::tempdir().unwrap();
+    let repo = chart_repository(dir.path());
+    let url = format!("file://{}", repo.display());
+    let ns = cluster.create_namespace("hr-shards").await;
+    let api: Api<HelmRelease> = Api::namespaced(cluster.client().await, &ns);
+    let (dir_a, dir_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let shard = |dir: &Path, selector: &str, lease: &str| {
+        Operator::start(
+            &cluster,
+            dir,
+            &[
+                "--watch-label-selector",
+                selector,
+                "--leader-election",
+                "--lease-namespace",
+                &ns,
+                "--lease-name",
+                lease,
+            ],
+        )
+    };
+    let mut shard_a = shard(dir_a.path(), "capstan.dev/shard=a", "shard-a");
+    let mut shard_b = shard(dir_b.path(), "capstan.dev/shard=b", "shard-b");
+    let chart = serde_json::json!({"git": url, "ref": "main", "path": "charts/hello"});
+    for (name, label) in [("ra", Some("a")), ("rb", Some("b")), ("rn", None)] {
+        let mut hr = helm_release(name, &ns, serde_json::json!({"chart": chart}));
+        if let Some(label) = label {
+            hr.metadata.labels = Some([("capstan.dev/shard".to_owned(), label.to_owned())].into());
+        }
+        api.create(&PostParams::default(), &hr).await.unwrap();
+    }
+    wait_for(
+        &api,
+        "ra",
+        &shard_a,
+        "Ready",
+        Duration::from_secs(120),
+        ready,
+    )
+    .await;
+    wait_for(
+        &api,
+        "rb",
+        &shard_b,
+        "Ready",
+        Duration::from_secs(120),
+        ready,
+    )
+    .await;
+    // No shard selects the unlabelled release: nobody touched it.
+    let unlabelled = api.get("rn").await.unwrap();
+    assert!(
+        unlabelled.status.is_none() && unlabelled.metadata.finalizers.is_none(),
+        "{unlabelled:?}"
+    );
+    assert_eq!(helm_revisions(&cluster, &format!("{ns}-rn"), &ns), 0);
+    // Relabelled into shard b, it is b's.
+    api.patch(
+        "rn",
+        &PatchParams::default(),
+        &Patch::Merge(&serde_json::json!({"metadata": {"labels": {"capstan.dev/shard": "b"}}})),
+    )
+    .await
+    .unwrap();
+    wait_for(
+        &api,
+        "rn",
+        &shard_b,
+        "Ready",
+        Duration::from_secs(120),
+        ready,
+    )
+    .await;
+    for name in ["ra", "rb", "rn"] {
+        api.delete(name, &DeleteParams::default()).await.unwrap();
+    }
+    wait_gone(&api, "ra", &shard_a).await;
+    wait_gone(&api, "rb", &shard_b).await;
+    wait_gone(&api, "rn", &shard_b).await;
+    // Each shard leads with its own Lease.
+    for lease in ["shard-a", "shard-b"] {
+        let (holder, _) = lease_holder(&cluster, &ns, lease).await;
+        assert!(
+            holder.is_some_and(|h| !h.is_empty()),
+            "Lease {lease} not held"
+        );
+    }
+    // Each release was reconciled by its shard alone (the logs name every reconcile).
+    let (log_a, log_b) = (shard_a.stop(), shard_b.stop());
+    let reconciled = |log: &str, name: &str| log.contains(&format!("helmrelease={ns}/{name}"));
+    assert!(reconciled(&log_a, "ra") && reconciled(&log_b, "rb") && reconciled(&log_b, "rn"));
+    for (log, others) in [(&log_a, ["rb", "rn"]), (&log_b, ["ra", "ra"])] {
+        for other in others {
+            assert!(
+                !reconciled(log, other),
+                "{other} reconciled by the wrong shard"
+            );
+        }
+    }
+}

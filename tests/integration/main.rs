@@ -107,6 +107,9 @@ const TESTS: &[(&str, TestFn)] = &[
             c,
         ))
     }),
+    ("two_shards_each_handle_only_their_releases", |c| {
+        Box::pin(helmrelease::two_shards_each_handle_only_their_releases(c))
+    }),
     (
         "a_release_with_a_kube_config_goes_to_the_remote_cluster",
         |c| Box::pin(helmrelease::a_release_with_a_kube_config_goes_to_the_remote_cluster(c)),

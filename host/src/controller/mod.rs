@@ -42,7 +42,7 @@ use self::metrics::ReleaseMetrics;
 use self::sourcing::{Artifacts, SourceLoopOptions};
 
 /// Timing and parallelism of the operator.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct ControllerOptions {
     /// Period of the full reconcile of a release that is in line (drift check by digest).
     pub resync: Duration,
@@ -55,6 +55,8 @@ pub struct ControllerOptions {
     /// How long after deletion a failing uninstall is retried before the finalizer is
     /// removed anyway; `None`: forever.
     pub uninstall_deadline: Option<Duration>,
+    /// Only HelmReleases matching this label selector are handled (one shard of several).
+    pub watch_label_selector: Option<String>,
 }
 
 /// What every reconcile shares.
@@ -238,6 +240,9 @@ pub enum StartError {
         "cannot list HelmReleases ({0}); is the CRD installed? `capstan crd | kubectl apply -f -`"
     )]
     Crd(kube::Error),
+    /// `--watch-label-selector` is not a valid label selector.
+    #[error("--watch-label-selector {0:?} is refused by the API server: {1}")]
+    Selector(String, kube::Error),
 }
 
 fn references(hr: &HelmRelease, kind: &str, namespace: &str, name: &str) -> bool {
@@ -274,10 +279,26 @@ pub async fn run(
 ) -> Result<(), StartError> {
     let client = ctx.client.clone();
     let helm_releases: Api<HelmRelease> = Api::all(client.clone());
-    helm_releases
-        .list(&kube::api::ListParams::default().limit(1))
-        .await
-        .map_err(StartError::Crd)?;
+    let mut listing = kube::api::ListParams::default().limit(1);
+    let mut watching = watcher::Config::default().any_semantic();
+    if let Some(selector) = &ctx.options.watch_label_selector {
+        listing = listing.labels(selector);
+        watching = watching.labels(selector);
+    }
+    helm_releases.list(&listing).await.map_err(|e| {
+        match (&ctx.options.watch_label_selector, &e) {
+            (Some(selector), kube::Error::Api(response)) if response.code == 400 => {
+                StartError::Selector(selector.clone(), e)
+            }
+            _ => StartError::Crd(e),
+        }
+    })?;
+    if let Some(selector) = &ctx.options.watch_label_selector {
+        tracing::info!(
+            selector,
+            "handling only the HelmReleases this selector matches"
+        );
+    }
     // Status writes (this operator's own) must not trigger reconciles, or a failing release
     // would retry at once instead of after its backoff: only spec (generation), annotation
     // (reconcile-at, force-at) and finalizer changes do.
@@ -288,7 +309,7 @@ pub async fn run(
     let tracker = dependencies::ReadyTracker::default();
     let graph = Arc::clone(&ctx.dependencies);
     let dependency_queue = Arc::clone(&ctx.metrics.queue);
-    let changes = watcher(helm_releases, watcher::Config::default().any_semantic())
+    let changes = watcher(helm_releases, watching)
         .default_backoff()
         .reflect(store_writer)
         .applied_objects()
