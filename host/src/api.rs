@@ -460,6 +460,15 @@ pub struct ValuesFromSource {
     /// A key of a Secret holding YAML values.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub secret_key_ref: Option<KeyRef>,
+    /// (Helm Operator) A values file fetched over HTTP(S) at every reconcile, within the
+    /// configuration's `sources.egress` rules (no credentials are sent, redirects are not
+    /// followed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub external_source_ref: Option<ExternalSourceRef>,
+    /// (Helm Operator) A values file inside the chart, by its path from the chart's root
+    /// (e.g. `values-production.yaml`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chart_file_ref: Option<ChartFileRef>,
     /// (Flux v2) Where the key's content goes, in `--set` path notation (`a.b[0].c`): the
     /// key then holds one flat value, typed as `--set` types it, instead of a values
     /// document merged at the root.
@@ -479,6 +488,28 @@ pub struct KeyRef {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key: Option<String>,
     /// Skip when the object or key is missing or does not parse.
+    #[serde(default)]
+    pub optional: bool,
+}
+
+/// A values file at a URL (Helm Operator's `externalSourceRef`).
+#[derive(Deserialize, Serialize, Clone, Debug, Default, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ExternalSourceRef {
+    /// `http://` or `https://` URL of a YAML values file.
+    pub url: String,
+    /// Skip, instead of failing, when it cannot be fetched or is not a values document.
+    #[serde(default)]
+    pub optional: bool,
+}
+
+/// A values file inside the chart (Helm Operator's `chartFileRef`).
+#[derive(Deserialize, Serialize, Clone, Debug, Default, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ChartFileRef {
+    /// Path from the chart's root, `/`-separated.
+    pub path: String,
+    /// Skip, instead of failing, when the file is missing or is not a values document.
     #[serde(default)]
     pub optional: bool,
 }

@@ -131,15 +131,11 @@ fn convert_one(index: usize, value: &Value) -> Result<Converted, ConvertError> {
         }
     }
     if let Some(entries) = source.get("valuesFrom").and_then(Value::as_sequence) {
-        for (i, entry) in entries.iter().enumerate() {
-            for unsupported in ["externalSourceRef", "chartFileRef"] {
-                if entry.get(unsupported).is_some() {
-                    return Err(error(
-                        &format!("spec.valuesFrom[{i}].{unsupported}"),
-                        "not supported by Capstan; put these values in a ConfigMap or Secret"
-                            .into(),
-                    ));
-                }
+        for entry in entries {
+            if entry.get("externalSourceRef").is_some() {
+                notes.push(format!(
+                    "{name}: valuesFrom externalSourceRef kept; its URL must be allowed by the configuration's sources.egress"
+                ));
             }
             values_from.push(entry.clone());
         }
@@ -203,13 +199,33 @@ mod tests {
     }
 
     #[test]
-    fn refuses_what_capstan_cannot_do_naming_the_field() {
+    fn keeps_values_urls_and_chart_files_and_refuses_unknown_fields_by_name() {
+        let converted = convert(
+            "apiVersion: helm.fluxcd.io/v1\nkind: HelmRelease\nmetadata: {name: a}\n\
+             spec:\n  chart: {git: g, path: p}\n  valuesFrom:\n  - externalSourceRef: {url: 'http://x', optional: true}\n  - chartFileRef: {path: values-prod.yaml}\n",
+        )
+        .unwrap();
+        let values_from = &converted[0].release.spec.values_from;
+        assert_eq!(
+            values_from[0]
+                .external_source_ref
+                .as_ref()
+                .map(|r| (r.url.as_str(), r.optional)),
+            Some(("http://x", true))
+        );
+        assert_eq!(
+            values_from[1]
+                .chart_file_ref
+                .as_ref()
+                .map(|r| r.path.as_str()),
+            Some("values-prod.yaml")
+        );
         let error = convert(
             "apiVersion: helm.fluxcd.io/v1\nkind: HelmRelease\nmetadata: {name: a}\n\
-             spec:\n  chart: {git: g, path: p}\n  valuesFrom:\n  - externalSourceRef: {url: 'http://x'}\n",
+             spec:\n  chart: {git: g, path: p}\n  bogus: 1\n",
         )
         .unwrap_err();
-        assert_eq!(error.field, "spec.valuesFrom[0].externalSourceRef");
+        assert_eq!(error.field, "spec.bogus");
         assert!(
             error.to_string().starts_with("document 1 (default/a): "),
             "{error}"

@@ -1143,6 +1143,8 @@ struct OperatorParts {
     metrics: std::sync::Arc<capstan::controller::metrics::ReleaseMetrics>,
     /// The configuration's `allowCrossNamespaceRefs`.
     allow_cross_namespace_refs: bool,
+    /// The configuration's `sources.egress`, for values URLs too.
+    egress: std::sync::Arc<capstan::capabilities::egress::EgressPolicy>,
 }
 
 fn operator_parts(
@@ -1202,6 +1204,7 @@ fn operator_parts(
         artifact_store,
         metrics: capstan::controller::metrics::ReleaseMetrics::register(registry),
         allow_cross_namespace_refs: config.allow_cross_namespace_refs,
+        egress: Arc::new(config.sources.egress.policy().map_err(anyhow::Error::msg)?),
     })
 }
 
@@ -1252,6 +1255,7 @@ async fn operate(
         identities,
         dependencies: Default::default(),
         remotes: Default::default(),
+        values_egress: parts.egress.clone(),
         options: ControllerOptions {
             resync: Duration::from_secs(operator.resync_interval.max(1)),
             source_tick: Duration::from_secs(operator.source_interval.clamp(1, 10)),

@@ -1940,3 +1940,98 @@ pub async fn two_shards_each_handle_only_their_releases(cluster: Arc<Cluster>) {
         }
     }
 }
+
+pub async fn values_come_from_a_url_and_a_file_in_the_chart(cluster: Arc<Cluster>) {
+    install_crd(&cluster);
+    let dir = tempfile::tempdir().unwrap();
+    let repo = chart_repository(dir.path());
+    std::fs::write(
+        repo.join("charts/hello/values-prod.yaml"),
+        "message: from the chart file\nextra: kept\n",
+    )
+    .unwrap();
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-qm", "production values"]);
+    let served = dir.path().join("served");
+    std::fs::create_dir_all(&served).unwrap();
+    std::fs::write(served.join("values.yaml"), "message: from the URL\n").unwrap();
+    let server =
+        crate::repo_server::RepoServer::start(&served, dir.path().join("access.log"), None);
+    let base = format!("http://127.0.0.1:{}", server.port);
+    let url = format!("file://{}", repo.display());
+    let ns = cluster.create_namespace("hr-values-files").await;
+    let api: Api<HelmRelease> = Api::namespaced(cluster.client().await, &ns);
+    let operator = Operator::start(&cluster, dir.path(), &[]);
+    let chart = serde_json::json!({"git": url, "ref": "main", "path": "charts/hello"});
+    let releases = [
+        (
+            "files",
+            serde_json::json!({"chart": chart, "valuesFrom": [
+                {"chartFileRef": {"path": "values-prod.yaml"}},
+                {"externalSourceRef": {"url": format!("{base}/values.yaml")}},
+                {"externalSourceRef": {"url": format!("{base}/missing.yaml"), "optional": true}},
+                {"chartFileRef": {"path": "values-missing.yaml", "optional": true}},
+            ]}),
+        ),
+        (
+            "broken",
+            serde_json::json!({"chart": chart, "valuesFrom": [
+                {"externalSourceRef": {"url": format!("{base}/missing.yaml?token=s3cret")}},
+            ]}),
+        ),
+    ];
+    for (name, spec) in &releases {
+        api.create(
+            &PostParams::default(),
+            &helm_release(name, &ns, spec.clone()),
+        )
+        .await
+        .unwrap();
+    }
+    wait_for(
+        &api,
+        "files",
+        &operator,
+        "Ready",
+        Duration::from_secs(120),
+        ready,
+    )
+    .await;
+    // Later entries win: the URL's message over the chart file's; the rest kept.
+    let values: serde_json::Value = serde_json::from_str(&cluster.run(
+        "helm",
+        &[
+            "get",
+            "values",
+            &format!("{ns}-files"),
+            "-n",
+            &ns,
+            "-o",
+            "json",
+        ],
+    ))
+    .unwrap();
+    assert_eq!(
+        values,
+        serde_json::json!({"message": "from the URL", "extra": "kept"})
+    );
+    let broken = wait_for(
+        &api,
+        "broken",
+        &operator,
+        "ValuesError",
+        Duration::from_secs(60),
+        |hr| condition(hr, "Ready").is_some_and(|c| c.reason == "ValuesError"),
+    )
+    .await;
+    let message = &condition(&broken, "Ready").unwrap().message;
+    assert_eq!(
+        message,
+        &format!("valuesFrom[0]: URL {base}/missing.yaml: the server answered 404 Not Found"),
+        "the query (a token) must not be shown"
+    );
+    for name in ["files", "broken"] {
+        api.delete(name, &DeleteParams::default()).await.unwrap();
+        wait_gone(&api, name, &operator).await;
+    }
+}

@@ -107,6 +107,11 @@ const TESTS: &[(&str, TestFn)] = &[
             c,
         ))
     }),
+    ("values_come_from_a_url_and_a_file_in_the_chart", |c| {
+        Box::pin(helmrelease::values_come_from_a_url_and_a_file_in_the_chart(
+            c,
+        ))
+    }),
     ("two_shards_each_handle_only_their_releases", |c| {
         Box::pin(helmrelease::two_shards_each_handle_only_their_releases(c))
     }),

@@ -417,6 +417,52 @@ fn full(body: Bytes) -> WasiBody {
         .boxed_unsync()
 }
 
+/// GET `url` for the host itself (a values file of a HelmRelease): plain `http(s)`, the
+/// addresses `egress` allows (checked after DNS resolution), no credentials, no redirects
+/// followed, at most `cap` bytes, `timeout` per step; the body as UTF-8 text. The error
+/// names what failed; the URL in it is the caller's to redact.
+pub async fn fetch_text(
+    url: &str,
+    egress: &EgressPolicy,
+    timeout: Duration,
+    cap: u64,
+) -> Result<String, String> {
+    let uri: Uri = url.trim().parse().map_err(|e| format!("not a URL: {e}"))?;
+    let origin = Origin::of_uri(&uri)
+        .ok_or_else(|| "only http:// and https:// URLs are fetched".to_owned())?;
+    if uri.authority().is_some_and(|a| a.as_str().contains('@')) {
+        return Err("credentials in the URL are not sent; use a Secret instead".to_owned());
+    }
+    let request = Request::builder()
+        .method(Method::GET)
+        .uri(uri)
+        .body(full(Bytes::new()))
+        .map_err(|e| e.to_string())?;
+    let response = tokio::time::timeout(
+        timeout,
+        send_checked(request, &origin, None, egress, timeout),
+    )
+    .await
+    .map_err(|_| format!("no answer within {}s", timeout.as_secs()))?
+    .map_err(|e| e.to_string())?;
+    let status = response.status();
+    if !status.is_success() {
+        return Err(format!("the server answered {status}"));
+    }
+    if too_large(content_length(&response), cap) {
+        return Err(format!("larger than {cap} bytes"));
+    }
+    let body = Limited::new(
+        response.into_body(),
+        usize::try_from(cap).unwrap_or(usize::MAX),
+    )
+    .collect()
+    .await
+    .map_err(|e| format!("reading the body: {e}"))?
+    .to_bytes();
+    String::from_utf8(body.to_vec()).map_err(|_| "the body is not UTF-8 text".to_owned())
+}
+
 fn too_large(declared: Option<u64>, cap: u64) -> bool {
     declared.is_some_and(|length| length > cap)
 }

@@ -87,6 +87,8 @@ pub struct Context {
     pub dependencies: Arc<dependencies::Dependencies>,
     /// Connections to the clusters named by `spec.kubeConfig`.
     pub remotes: remote::RemoteClusters,
+    /// What `valuesFrom[].externalSourceRef` URLs may reach (the sources' egress rules).
+    pub values_egress: Arc<crate::capabilities::egress::EgressPolicy>,
 }
 
 /// Which HelmRelease manages each Helm release (`namespace/name`): the first one to

@@ -19,7 +19,7 @@ use super::Context;
 use super::queue::Next;
 use super::remote::RemoteCluster;
 use super::sourcing::chart_source_of;
-use super::values::{compose, fetch_values_from, layers_text};
+use super::values::{ValuesInputs, compose, fetch_values_from, layers_text};
 use crate::api::{
     CrdsPolicy, DEFAULT_MAX_HISTORY, DEFAULT_ROLLBACK_MAX_RETRIES, DEFAULT_TIMEOUT_SECONDS,
     FINALIZER, FORCE_AT_ANNOTATION, HelmRelease, HelmReleaseStatus, RECONCILE_AT_ANNOTATION,
@@ -534,7 +534,18 @@ async fn apply_inner(hr: &HelmRelease, ctx: &Context) -> Result<Next, ReconcileE
     );
 
     // Values.
-    let values = match fetch_values_from(&ctx.client, hr).await {
+    let chart_archive = hr
+        .spec
+        .values_from
+        .iter()
+        .any(|entry| entry.chart_file_ref.is_some())
+        .then(|| ctx.artifact_store.get(&artifact.digest).ok())
+        .flatten();
+    let inputs = ValuesInputs {
+        chart_archive: chart_archive.as_deref(),
+        egress: &ctx.values_egress,
+    };
+    let values = match fetch_values_from(&ctx.client, hr, &inputs).await {
         Ok(fetched) => compose(hr, &fetched),
         Err(error) => Err(error),
     };

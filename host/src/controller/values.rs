@@ -5,11 +5,14 @@
 //! `optional` for the backend to skip.
 
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::{Api, Client};
 
-use crate::api::{HelmRelease, KeyRef, ValuesFromSource};
+use crate::api::{ChartFileRef, ExternalSourceRef, HelmRelease, KeyRef, ValuesFromSource};
+use crate::capabilities::egress::EgressPolicy;
+use crate::capabilities::http::fetch_text;
 use crate::plugins::bindings::backend::exports::capstan::plugin::backend::{
     ValueLayer, ValuesDocument,
 };
@@ -17,25 +20,23 @@ use crate::plugins::bindings::backend::exports::capstan::plugin::backend::{
 /// Why a HelmRelease's values cannot be composed. Names the object and key at fault.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ValuesError {
-    /// A referenced object or key is missing (and not optional).
-    #[error("valuesFrom[{index}]: {kind} {namespace}/{name}: {message}")]
+    /// A referenced object, key, URL or chart file cannot be read (and is not optional).
+    #[error("valuesFrom[{index}]: {what}: {message}")]
     Reference {
         /// Position in `spec.valuesFrom`.
         index: usize,
-        /// `ConfigMap` or `Secret`.
-        kind: &'static str,
-        /// Object namespace.
-        namespace: String,
-        /// Object name.
-        name: String,
+        /// What was read, e.g. `ConfigMap ns/name` or `URL https://host/values.yaml`.
+        what: String,
         /// What is wrong.
         message: String,
     },
     /// `spec.values` cannot be used.
     #[error("spec.values: {0}")]
     Inline(String),
-    /// A `valuesFrom` entry names neither a ConfigMap nor a Secret.
-    #[error("valuesFrom[{0}]: set configMapKeyRef or secretKeyRef")]
+    /// A `valuesFrom` entry names nothing to read.
+    #[error(
+        "valuesFrom[{0}]: set configMapKeyRef, secretKeyRef, externalSourceRef or chartFileRef"
+    )]
     Empty(usize),
 }
 
@@ -120,53 +121,166 @@ async fn read_key(
         .ok_or_else(|| format!("has no key `{key}`"))
 }
 
-/// Read every `valuesFrom` entry from the cluster, in order.
+/// What a `valuesFrom` entry names.
+enum Entry<'a> {
+    /// A key of a ConfigMap or Secret.
+    Object(&'static str, &'a KeyRef),
+    /// A values file at a URL.
+    Url(&'a ExternalSourceRef),
+    /// A values file inside the chart.
+    ChartFile(&'a ChartFileRef),
+}
+
+fn entry_of(entry: &ValuesFromSource) -> Option<Entry<'_>> {
+    if let Some((kind, key_ref)) = entry_ref(entry) {
+        return Some(Entry::Object(kind, key_ref));
+    }
+    match (&entry.external_source_ref, &entry.chart_file_ref) {
+        (Some(url), _) => Some(Entry::Url(url)),
+        (None, Some(file)) => Some(Entry::ChartFile(file)),
+        (None, None) => None,
+    }
+}
+
+/// One `valuesFrom` entry as read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FetchedEntry {
+    /// Position in `spec.valuesFrom`.
+    pub index: usize,
+    /// Where the text came from, for the backend's messages.
+    pub origin: String,
+    /// Whether a text that is not a values document is skipped.
+    pub optional: bool,
+    /// The text, or nothing.
+    pub text: Fetched,
+}
+
+/// What `valuesFrom` may read besides the cluster.
+pub struct ValuesInputs<'a> {
+    /// The release's chart archive (`chartFileRef`).
+    pub chart_archive: Option<&'a [u8]>,
+    /// What a URL may reach (`externalSourceRef`).
+    pub egress: &'a EgressPolicy,
+}
+
+/// Longest wait for a values URL, per step.
+const URL_TIMEOUT: Duration = Duration::from_secs(20);
+/// Largest values file read from a URL or the chart.
+const MAX_VALUES_FILE: u64 = 4 << 20;
+
+/// `url` without what may be secret (user info, query), for messages and origins.
+fn redacted(url: &str) -> String {
+    match url.parse::<http::Uri>() {
+        Ok(uri) => {
+            format!(
+                "{}://{}{}",
+                uri.scheme_str().unwrap_or("?"),
+                uri.host().unwrap_or("?"),
+                uri.port().map(|p| format!(":{p}")).unwrap_or_default()
+            ) + uri.path()
+        }
+        Err(_) => "(not a URL)".to_owned(),
+    }
+}
+
+/// The file at `path` (from the chart's root) in a chart archive.
+fn chart_file(archive: &[u8], path: &str) -> Result<String, String> {
+    let wanted = path.trim_start_matches("./");
+    let mut entries = tar::Archive::new(flate2::read::GzDecoder::new(archive));
+    for entry in entries
+        .entries()
+        .map_err(|e| format!("reading the chart: {e}"))?
+    {
+        let mut entry = entry.map_err(|e| format!("reading the chart: {e}"))?;
+        let name = entry
+            .path()
+            .map_err(|e| format!("reading the chart: {e}"))?
+            .to_string_lossy()
+            .into_owned();
+        // Archives hold `<chart>/<path>`.
+        if name.split_once('/').is_some_and(|(_, rest)| rest == wanted) {
+            if entry.size() > MAX_VALUES_FILE {
+                return Err(format!("larger than {MAX_VALUES_FILE} bytes"));
+            }
+            let mut text = String::new();
+            std::io::Read::read_to_string(&mut entry, &mut text)
+                .map_err(|_| "not UTF-8 text".to_owned())?;
+            return Ok(text);
+        }
+    }
+    Err("no such file in the chart".to_owned())
+}
+
+/// Read every `valuesFrom` entry, in order: keys from the cluster, files from URLs and
+/// from the chart.
 pub async fn fetch_values_from(
     client: &Client,
     hr: &HelmRelease,
-) -> Result<Vec<(usize, &'static str, String, String, Fetched)>, ValuesError> {
+    inputs: &ValuesInputs<'_>,
+) -> Result<Vec<FetchedEntry>, ValuesError> {
     let namespace = hr.namespace_or_default();
     let mut fetched = Vec::new();
     for (index, entry) in hr.spec.values_from.iter().enumerate() {
-        let (kind, key_ref) = entry_ref(entry).ok_or(ValuesError::Empty(index))?;
-        let object_namespace = key_ref
-            .namespace
-            .clone()
-            .unwrap_or_else(|| namespace.clone());
-        let text = match read_key(client, kind, &object_namespace, key_ref).await {
+        let (what, origin, optional, read) =
+            match entry_of(entry).ok_or(ValuesError::Empty(index))? {
+                Entry::Object(kind, key_ref) => {
+                    let object_namespace = key_ref
+                        .namespace
+                        .clone()
+                        .unwrap_or_else(|| namespace.clone());
+                    let what = format!("{kind} {object_namespace}/{}", key_ref.name);
+                    let origin = format!("{what}, key {}", key_ref.key_or_default());
+                    let read = read_key(client, kind, &object_namespace, key_ref).await;
+                    (what, origin, key_ref.optional, read)
+                }
+                Entry::Url(source) => {
+                    let what = format!("URL {}", redacted(&source.url));
+                    let read =
+                        fetch_text(&source.url, inputs.egress, URL_TIMEOUT, MAX_VALUES_FILE).await;
+                    (what.clone(), what, source.optional, read)
+                }
+                Entry::ChartFile(file) => {
+                    let what = format!("chart file {}", file.path);
+                    let read = match inputs.chart_archive {
+                        Some(archive) => chart_file(archive, &file.path),
+                        None => Err("the chart archive is not available".to_owned()),
+                    };
+                    (what.clone(), what, file.optional, read)
+                }
+            };
+        let text = match read {
             Ok(text) => Fetched::Text(text),
-            Err(_) if key_ref.optional => Fetched::Skipped,
+            Err(_) if optional => Fetched::Skipped,
             Err(message) => {
                 return Err(ValuesError::Reference {
                     index,
-                    kind,
-                    namespace: object_namespace,
-                    name: key_ref.name.clone(),
+                    what,
                     message,
                 });
             }
         };
-        fetched.push((index, kind, object_namespace, key_ref.name.clone(), text));
+        fetched.push(FetchedEntry {
+            index,
+            origin: format!("valuesFrom[{index}] ({origin})"),
+            optional,
+            text,
+        });
     }
     Ok(fetched)
 }
 
 /// The value layers of a HelmRelease: each `valuesFrom` text read, in order, then
 /// `spec.values` (as JSON, which every YAML parser reads).
-pub fn compose(
-    hr: &HelmRelease,
-    fetched: &[(usize, &'static str, String, String, Fetched)],
-) -> Result<Vec<ValueLayer>, ValuesError> {
+pub fn compose(hr: &HelmRelease, fetched: &[FetchedEntry]) -> Result<Vec<ValueLayer>, ValuesError> {
     let mut layers = Vec::new();
-    for (index, kind, namespace, name, text) in fetched {
-        let Fetched::Text(text) = text else { continue };
-        let entry = hr.spec.values_from.get(*index).and_then(entry_ref);
-        let optional = entry.is_some_and(|(_, r)| r.optional);
-        let key = entry.map_or("values.yaml", |(_, r)| r.key_or_default());
+    for entry in fetched {
+        let Fetched::Text(text) = &entry.text else {
+            continue;
+        };
         let target_path = hr
             .spec
             .values_from
-            .get(*index)
+            .get(entry.index)
             .and_then(|entry| entry.target_path.as_deref())
             .filter(|path| !path.is_empty());
         if let Some(path) = target_path {
@@ -177,9 +291,9 @@ pub fn compose(
             continue;
         }
         layers.push(ValueLayer::Document(ValuesDocument {
-            origin: format!("valuesFrom[{index}] ({kind} {namespace}/{name}, key {key})"),
+            origin: entry.origin.clone(),
             content: text.clone(),
-            optional,
+            optional: entry.optional,
         }));
     }
     if let Some(inline) = &hr.spec.values {
@@ -229,18 +343,19 @@ mod tests {
             }),
             secret_key_ref: None,
             target_path: None,
+            external_source_ref: None,
+            chart_file_ref: None,
         }];
         hr
     }
 
-    fn from(text: &str) -> Vec<(usize, &'static str, String, String, Fetched)> {
-        vec![(
-            0,
-            "ConfigMap",
-            "n".into(),
-            "cm".into(),
-            Fetched::Text(text.into()),
-        )]
+    fn from(text: &str) -> Vec<FetchedEntry> {
+        vec![FetchedEntry {
+            index: 0,
+            origin: "valuesFrom[0] (ConfigMap n/cm, key values.yaml)".into(),
+            optional: true,
+            text: Fetched::Text(text.into()),
+        }]
     }
 
     #[test]
