@@ -854,6 +854,14 @@ pub async fn a_failed_upgrade_is_rolled_back_when_asked(cluster: Arc<Cluster>) {
     install_crd(&cluster);
     let dir = tempfile::tempdir().unwrap();
     let repo = chart_repository(dir.path());
+    // A pre-rollback hook that leaves a ConfigMap behind: rollback.disableHooks is seen.
+    std::fs::write(
+        repo.join("charts/hello/templates/pre-rollback.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-pre-rollback\n  annotations:\n    helm.sh/hook: pre-rollback\ndata:\n  revision: \"{{ .Release.Revision }}\"\n",
+    )
+    .unwrap();
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-qm", "a pre-rollback hook"]);
     let url = format!("file://{}", repo.display());
     let ns = cluster.create_namespace("hr-rollback").await;
     let api: Api<HelmRelease> = Api::namespaced(cluster.client().await, &ns);
@@ -867,18 +875,32 @@ pub async fn a_failed_upgrade_is_rolled_back_when_asked(cluster: Arc<Cluster>) {
         }),
     );
     api.create(&PostParams::default(), &hello).await.unwrap();
+    // The same, rolled back without hooks (rollback.* are the rollback's own options).
+    let quiet = helm_release(
+        "quiet",
+        &ns,
+        serde_json::json!({
+            "chart": {"git": url, "ref": "main", "path": "charts/hello"},
+            "timeout": 5,
+            "rollback": {"enable": true, "disableHooks": true, "timeout": 30},
+        }),
+    );
+    api.create(&PostParams::default(), &quiet).await.unwrap();
     let operator = Operator::start(&cluster, dir.path(), &[]);
     let long = Duration::from_secs(120);
     wait_for(&api, "hello", &operator, "Ready", long, ready).await;
+    wait_for(&api, "quiet", &operator, "Ready", long, ready).await;
 
     // An upgrade whose pods can never run: it fails its wait, is rolled back, and (without
     // rollback.retry) is not retried until the spec changes.
-    patch_spec(
-        &api,
-        "hello",
-        serde_json::json!({"values": {"nodeSelector": {"capstan.dev/no-such-node": "true"}}}),
-    )
-    .await;
+    for name in ["hello", "quiet"] {
+        patch_spec(
+            &api,
+            name,
+            serde_json::json!({"values": {"nodeSelector": {"capstan.dev/no-such-node": "true"}}}),
+        )
+        .await;
+    }
     let rolled_back = wait_for(
         &api,
         "hello",
@@ -891,6 +913,34 @@ pub async fn a_failed_upgrade_is_rolled_back_when_asked(cluster: Arc<Cluster>) {
         },
     )
     .await;
+    let quiet_rolled_back = wait_for(&api, "quiet", &operator, "RolledBack", long, |hr| {
+        condition(hr, "RolledBack").is_some_and(|c| c.status == "True")
+    })
+    .await;
+    assert_eq!(quiet_rolled_back.status.unwrap().revision, Some(3));
+    let hook_revision = |release: &str| {
+        cluster
+            .command("kubectl")
+            .args([
+                "get",
+                "configmap",
+                "-n",
+                &ns,
+                &format!("{ns}-{release}-pre-rollback"),
+            ])
+            .args(["-o", "jsonpath={.data.revision}"])
+            .output()
+            .ok()
+            .filter(|out| out.status.success())
+            .map(|out| String::from_utf8_lossy(&out.stdout).into_owned())
+    };
+    // (A rollback runs the hooks of the revision it returns to, as rendered then.)
+    assert_eq!(hook_revision("hello").as_deref(), Some("1"));
+    assert_eq!(
+        hook_revision("quiet"),
+        None,
+        "rollback.disableHooks: the hook ran"
+    );
     let status = rolled_back.status.unwrap();
     assert_eq!(status.rollback_count, 1);
     assert_eq!(status.revision, Some(3));
@@ -925,8 +975,10 @@ pub async fn a_failed_upgrade_is_rolled_back_when_asked(cluster: Arc<Cluster>) {
     )
     .await;
     assert_eq!(helm_revisions(&cluster, &release, &ns), 3);
-    api.delete("hello", &DeleteParams::default()).await.unwrap();
-    wait_gone(&api, "hello", &operator).await;
+    for name in ["hello", "quiet"] {
+        api.delete(name, &DeleteParams::default()).await.unwrap();
+        wait_gone(&api, name, &operator).await;
+    }
 }
 
 /// Removes a label from the fake node, also when the test fails.

@@ -207,11 +207,9 @@ fn sync_options(hr: &HelmRelease, installing: bool) -> SyncOptions {
         wait: spec.wait.unwrap_or(rollback_enabled) && !disable_wait,
         timeout_seconds: timeout_seconds(hr),
         atomic: true,
-        rollback_on_failure: match upgrade_strategy(hr) {
-            Some(RemediationStrategy::Rollback) => true,
-            Some(RemediationStrategy::Uninstall) => false,
-            None => rollback_enabled,
-        },
+        // A failed upgrade is rolled back by the host, with `rollback.*`'s own options
+        // ([`rollback_options`]), not within the sync with the upgrade's.
+        rollback_on_failure: false,
         max_history: spec
             .max_history
             .unwrap_or(DEFAULT_MAX_HISTORY)
@@ -233,13 +231,48 @@ fn sync_options(hr: &HelmRelease, installing: bool) -> SyncOptions {
     }
 }
 
+/// Whether a failed upgrade is rolled back: `upgrade.remediation.strategy`, else
+/// `rollback.enable`.
+fn rolls_back(hr: &HelmRelease) -> bool {
+    match upgrade_strategy(hr) {
+        Some(RemediationStrategy::Rollback) => true,
+        Some(RemediationStrategy::Uninstall) => false,
+        None => hr.spec.rollback.as_ref().is_some_and(|r| r.enable),
+    }
+}
+
+/// The options of the rollback of a failed upgrade: `rollback.{timeout, wait, force,
+/// disableHooks}` (Helm Operator's; `recreate` is accepted and has no effect, as Helm 3's
+/// `--recreate-pods`), the history limit of the release.
+fn rollback_options(hr: &HelmRelease) -> SyncOptions {
+    let rollback = hr.spec.rollback.clone().unwrap_or_default();
+    SyncOptions {
+        wait: rollback.wait,
+        timeout_seconds: rollback.timeout.map_or_else(
+            || timeout_seconds(hr),
+            |t| t.clamp(1, i64::from(u32::MAX)) as u32,
+        ),
+        atomic: false,
+        rollback_on_failure: false,
+        max_history: sync_options(hr, false).max_history,
+        force: rollback.force,
+        install_crds: CrdPolicy::Skip,
+        upgrade_crds: CrdPolicy::Skip,
+        disable_hooks: rollback.disable_hooks,
+        description: None,
+        upgrade_unchanged: false,
+    }
+}
+
 /// What the digest covers of the options: both actions' (a change of an install-only
 /// option after the install is still a change of the spec), and the target cluster.
 fn options_text(hr: &HelmRelease, remote: Option<&RemoteCluster>) -> String {
     format!(
-        "install {:?}; upgrade {:?}; create namespace {}; cluster {}",
+        "install {:?}; upgrade {:?}; rollback {}: {:?}; create namespace {}; cluster {}",
         sync_options(hr, true),
         sync_options(hr, false),
+        rolls_back(hr),
+        rollback_options(hr),
         hr.spec.install.as_ref().is_some_and(|i| i.create_namespace),
         remote.map_or("", |cluster| cluster.id.as_str())
     )
@@ -792,8 +825,32 @@ async fn apply_inner(hr: &HelmRelease, ctx: &Context) -> Result<Next, ReconcileE
             let message = format!("{action_name} failed: {message}");
             writer.set("Released", false, reason, &message);
             writer.ready(false, reason, &message);
+            // A failed upgrade that recorded a `failed` revision is rolled back when asked,
+            // with the rollback's own options (a failure before any record, e.g. a render
+            // error, leaves the deployed revision as it was: nothing to roll back).
+            let mut message = message;
+            if !installing && rolls_back(hr) {
+                let recorded_failed = matches!(
+                    backend.status(&release, grants.clone()).await,
+                    Ok(Some(info)) if info.status == ReleaseStatus::Failed
+                );
+                if recorded_failed {
+                    let rolled = backend
+                        .rollback(&release, None, &rollback_options(hr), grants.clone())
+                        .await;
+                    // Success is told below (RolledBack, with the new revision).
+                    if let Err(error) = rolled {
+                        message = format!(
+                            "{message}; the rollback failed too: {}",
+                            call_message(&error)
+                        );
+                        writer.set("Released", false, reason, &message);
+                        writer.ready(false, reason, &message);
+                    }
+                }
+            }
             // What the release is now: a failed upgrade stays `failed` in its record, or
-            // the backend rolled it back (rollback.enable) to a new deployed revision.
+            // was rolled back to a new deployed revision.
             let now_deployed = match backend.status(&release, grants.clone()).await {
                 Ok(Some(info)) => {
                     writer.status.revision = Some(i64::from(info.revision));
