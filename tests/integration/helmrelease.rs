@@ -13,7 +13,7 @@ use kube::Api;
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
 
 use crate::git_support::git;
-use crate::harness::{Cluster, repo_root};
+use crate::harness::{Cluster, copy_dir, repo_root};
 
 /// A `capstan run` process owned by a test: SIGTERM (then SIGKILL) on drop.
 pub struct Operator {
@@ -271,19 +271,6 @@ pub fn chart_repository(dir: &Path) -> PathBuf {
     git(&repo, &["add", "-A"]);
     git(&repo, &["commit", "-qm", "charts"]);
     repo
-}
-
-pub fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
 }
 
 pub fn helm_release(name: &str, namespace: &str, spec: serde_json::Value) -> HelmRelease {

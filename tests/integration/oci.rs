@@ -16,10 +16,8 @@ use k8s_openapi::api::core::v1::Secret;
 use kube::Api;
 use kube::api::{Patch, PatchParams, PostParams};
 
-use crate::harness::{Cluster, repo_root};
-use crate::helmrelease::{
-    Operator, condition, copy_dir, helm_release, install_crd, ready, wait_for,
-};
+use crate::harness::{Cluster, copy_dir, repo_root};
+use crate::helmrelease::{Operator, condition, helm_release, install_crd, ready, wait_for};
 
 /// A registry process owned by the test: killed on drop.
 struct Registry {

@@ -37,7 +37,7 @@ use std::time::{Duration, Instant};
 
 use capstan::api::HelmRelease;
 use git_support::{GitHttpServer, git};
-use harness::{Cluster, repo_root};
+use harness::{Cluster, copy_dir, repo_root};
 use kube::Api;
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use repo_server::RepoServer;
@@ -408,19 +408,6 @@ fn write_chart(dir: &Path, version: u32, broken: bool) {
             "{{ fail \"broken on purpose\" }}\n",
         )
         .unwrap();
-    }
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
     }
 }
 
