@@ -100,6 +100,21 @@ fn plugin_call(c: &mut Criterion) {
             std::hint::black_box(routed.declared.name.len());
         })
     });
+    // The backend world: a fresh instance of the product `backend-helm3` (a 6.6 MB
+    // component) and one `status` call, answered by the component after its one host call
+    // (`kube.list` of the release records) is refused by the empty grant.
+    plugins.load(&backend_config()).expect("load helm3");
+    let backend = plugins.backend("helm3").expect("backend plugin");
+    let release = capstan::plugins::bindings::types::ReleaseId {
+        name: "bench".into(),
+        namespace: "default".into(),
+    };
+    group.bench_function("backend_fresh_instance_and_status_call", |b| {
+        b.to_async(&runtime).iter(|| async {
+            let refused = backend.status(&release, Grants::default()).await;
+            std::hint::black_box(refused.is_err());
+        })
+    });
     group.finish();
 
     let mut group = c.benchmark_group("plugin_load");
@@ -110,7 +125,53 @@ fn plugin_call(c: &mut Criterion) {
             std::hint::black_box(fresh.load(&source).expect("load"));
         })
     });
+    // What the operator loads at start: every product component, from the compiled cache.
+    let product = [
+        config("source-git.wasm"),
+        PluginConfig {
+            name: "helm-repo".into(),
+            ..config("source-helm-repo.wasm")
+        },
+        PluginConfig {
+            name: "oci".into(),
+            ..config("source-oci.wasm")
+        },
+        backend_config(),
+        PluginConfig {
+            name: "helm2".into(),
+            ..backend_config_of("backend-helm2.wasm")
+        },
+    ];
+    {
+        // Fill the compiled cache first.
+        let mut warm = PluginRuntime::new(cache.path(), None).expect("runtime");
+        for plugin in &product {
+            warm.load(plugin).expect("load");
+        }
+    }
+    group.bench_function("all_product_plugins_from_compiled_cache", |b| {
+        b.iter(|| {
+            let mut fresh = PluginRuntime::new(cache.path(), None).expect("runtime");
+            for plugin in &product {
+                std::hint::black_box(fresh.load(plugin).expect("load"));
+            }
+        })
+    });
     group.finish();
+}
+
+fn backend_config_of(file: &str) -> PluginConfig {
+    PluginConfig {
+        world: PluginWorld::Backend,
+        ..config(file)
+    }
+}
+
+fn backend_config() -> PluginConfig {
+    PluginConfig {
+        name: "helm3".into(),
+        ..backend_config_of("backend-helm3.wasm")
+    }
 }
 
 /// `resolve` of one git source through the current `source-git` and through the 0.1.1
