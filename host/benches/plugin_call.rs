@@ -428,9 +428,73 @@ fn helm4_getter(c: &mut Criterion) {
     group.finish();
 }
 
+/// Resident memory of this process, in KiB.
+fn rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap_or_default()
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// Memory per call in flight (not a timing; printed once): `N` calls of the spinning test
+/// component held at once (each until its 1.5 s deadline), the process's resident memory
+/// sampled meanwhile; the growth over the idle process divided by `N`. This is the floor
+/// of a call: its `Store`, instance, stacks and the pages the guest touched.
+fn concurrent_call_memory(_c: &mut Criterion) {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("tokio");
+    let cache = tempfile::tempdir().expect("tempdir");
+    let mut plugins = PluginRuntime::new(cache.path(), None).expect("runtime");
+    plugins
+        .load(&PluginConfig {
+            limits: PluginLimits {
+                memory_mib: 64,
+                timeout_ms: 1500,
+            },
+            ..config("test-spin-forever.wasm")
+        })
+        .expect("load");
+    let plugin = std::sync::Arc::new(plugins.source("bench").expect("source plugin"));
+    let request = SourceRequest {
+        kind: "test-spin-forever".into(),
+        spec: r#"{"url":"spin"}"#.into(),
+    };
+    for calls in [8usize, 32, 128] {
+        let idle = rss_kib();
+        let peak = runtime.block_on(async {
+            let mut tasks = Vec::new();
+            for _ in 0..calls {
+                let (plugin, request) = (std::sync::Arc::clone(&plugin), request.clone());
+                tasks.push(tokio::spawn(async move {
+                    plugin.resolve(&request, Grants::default()).await.is_err()
+                }));
+            }
+            let mut peak = idle;
+            for _ in 0..20 {
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                peak = peak.max(rss_kib());
+            }
+            for task in tasks {
+                assert!(task.await.expect("join"), "the spinning call must time out");
+            }
+            peak
+        });
+        println!(
+            "concurrent_call_memory: {calls} calls in flight: +{} KiB resident, {} KiB per call",
+            peak.saturating_sub(idle),
+            peak.saturating_sub(idle) / calls as u64
+        );
+    }
+}
+
 criterion_group!(
     benches,
     plugin_call,
+    concurrent_call_memory,
     contract_versions,
     contract_backends,
     helm4_getter
