@@ -69,14 +69,20 @@ pub async fn with_logs(
     text
 }
 
-/// The most recently created pod of Job `job` whose phase is `Failed`.
+/// The most recently created pod of Job `job` whose phase is `Failed`. Pods carry the
+/// `batch.kubernetes.io/job-name` label since Kubernetes 1.27, only `job-name` before.
 async fn newest_failed_pod_of_job(pods: &Api<Pod>, job: &str) -> Option<Pod> {
-    let selector = format!("batch.kubernetes.io/job-name={job}");
-    let list = pods
-        .list(&ListParams::default().labels(&selector))
-        .await
-        .ok()?;
-    list.items
+    let mut found = Vec::new();
+    for label in ["batch.kubernetes.io/job-name", "job-name"] {
+        let selector = format!("{label}={job}");
+        if let Ok(list) = pods.list(&ListParams::default().labels(&selector)).await {
+            found = list.items;
+        }
+        if !found.is_empty() {
+            break;
+        }
+    }
+    found
         .into_iter()
         .filter(|pod| pod.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Failed"))
         .max_by(|a, b| {
