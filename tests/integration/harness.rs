@@ -172,3 +172,17 @@ pub fn copy_dir(from: &Path, to: &Path) {
         }
     }
 }
+
+/// A namespaced CustomResourceDefinition `<plural>.<group>` (version `v1`, any fields),
+/// labelled `capstan.test/generation: <generation>` when that is not empty.
+pub fn namespaced_crd(group: &str, plural: &str, kind: &str, generation: &str) -> String {
+    let labels = if generation.is_empty() {
+        String::new()
+    } else {
+        format!("  labels:\n    capstan.test/generation: {generation}\n")
+    };
+    let singular = kind.to_lowercase();
+    format!(
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: {plural}.{group}\n{labels}spec:\n  group: {group}\n  scope: Namespaced\n  names: {{plural: {plural}, singular: {singular}, kind: {kind}}}\n  versions:\n  - name: v1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema: {{type: object, x-kubernetes-preserve-unknown-fields: true}}\n"
+    )
+}

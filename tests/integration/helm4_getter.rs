@@ -32,7 +32,7 @@ pub(crate) fn helm4() -> PathBuf {
 }
 
 /// Run Helm 4 with all its folders in `home`.
-fn run_helm4(helm: &Path, home: &Path, args: &[&str]) -> Result<String, String> {
+pub(crate) fn run_helm4(helm: &Path, home: &Path, args: &[&str]) -> Result<String, String> {
     let out = Command::new(helm)
         .args(args)
         .env("HELM_DATA_HOME", home.join("data"))

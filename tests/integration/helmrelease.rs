@@ -13,7 +13,7 @@ use kube::Api;
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
 
 use crate::git_support::git;
-use crate::harness::{Cluster, copy_dir, repo_root};
+use crate::harness::{Cluster, copy_dir, namespaced_crd, repo_root};
 
 /// A `capstan run` process owned by a test: SIGTERM (then SIGKILL) on drop.
 pub struct Operator {
@@ -1601,13 +1601,6 @@ pub async fn a_failed_upgrade_is_remediated_by_uninstall_when_asked(cluster: Arc
     wait_gone(&api, "hello", &operator).await;
 }
 
-/// A CRD for the `crds/` folder of a test chart, labelled with `generation`.
-fn widget_crd(group: &str, generation: &str) -> String {
-    format!(
-        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets.{group}\n  labels:\n    capstan.test/generation: {generation}\nspec:\n  group: {group}\n  scope: Namespaced\n  names: {{plural: widgets, singular: widget, kind: Widget}}\n  versions:\n  - name: v1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema: {{type: object, x-kubernetes-preserve-unknown-fields: true}}\n"
-    )
-}
-
 pub async fn install_and_upgrade_options_create_the_namespace_and_follow_crd_policies(
     cluster: Arc<Cluster>,
 ) {
@@ -1618,7 +1611,11 @@ pub async fn install_and_upgrade_options_create_the_namespace_and_follow_crd_pol
     let group = format!("{ns}.capstan.test");
     let crd_path = repo.join("charts/hello/crds/widgets.yaml");
     std::fs::create_dir_all(crd_path.parent().unwrap()).unwrap();
-    std::fs::write(&crd_path, widget_crd(&group, "one")).unwrap();
+    std::fs::write(
+        &crd_path,
+        namespaced_crd(&group, "widgets", "Widget", "one"),
+    )
+    .unwrap();
     // A post-install hook ConfigMap: there after an install that ran hooks.
     std::fs::write(
         repo.join("charts/hello/templates/hook.yaml"),
@@ -1699,7 +1696,11 @@ pub async fn install_and_upgrade_options_create_the_namespace_and_follow_crd_pol
     assert_eq!(hook_revision(), None, "install.disableHooks: the hook ran");
 
     // A new CRD definition: upgrade.crds defaults to Skip, so the CRD stays; hooks run.
-    std::fs::write(&crd_path, widget_crd(&group, "two")).unwrap();
+    std::fs::write(
+        &crd_path,
+        namespaced_crd(&group, "widgets", "Widget", "two"),
+    )
+    .unwrap();
     git(&repo, &["commit", "-qam", "CRD generation two"]);
     wait_for(
         &api,

@@ -518,9 +518,7 @@ pub async fn a_sync_renders_with_the_live_clusters_capabilities_and_lookups(clus
     let dir = tempfile::tempdir().unwrap();
     let namespace = cluster.create_namespace("live").await;
     let group = format!("{namespace}.capstan.test");
-    let crd = format!(
-        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: gadgets.{group}\nspec:\n  group: {group}\n  scope: Namespaced\n  names: {{plural: gadgets, singular: gadget, kind: Gadget}}\n  versions:\n  - name: v1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema: {{type: object, x-kubernetes-preserve-unknown-fields: true}}\n"
-    );
+    let crd = crate::harness::namespaced_crd(&group, "gadgets", "Gadget", "");
     let crd_file = dir.path().join("crd.yaml");
     write(&crd_file, &crd);
     cluster.run("kubectl", &["apply", "-f", crd_file.to_str().unwrap()]);
@@ -588,9 +586,11 @@ pub async fn a_sync_renders_with_the_live_clusters_capabilities_and_lookups(clus
     }
     // Real Helm 4 (whose manifest layout the records follow), rendering against the same
     // cluster, renders the same bytes.
-    let helm4 = crate::helm4_getter::helm4();
-    let out = std::process::Command::new(&helm4)
-        .args([
+    let kubeconfig = cluster.kubeconfig();
+    let rendered = crate::helm4_getter::run_helm4(
+        &crate::helm4_getter::helm4(),
+        &dir.path().join("helm4"),
+        &[
             "upgrade",
             "live",
             chart_arg,
@@ -599,19 +599,12 @@ pub async fn a_sync_renders_with_the_live_clusters_capabilities_and_lookups(clus
             "--dry-run=server",
             "-o",
             "json",
-        ])
-        .env("KUBECONFIG", cluster.kubeconfig())
-        .env("HELM_CACHE_HOME", dir.path().join("helm4/cache"))
-        .env("HELM_CONFIG_HOME", dir.path().join("helm4/config"))
-        .env("HELM_DATA_HOME", dir.path().join("helm4/data"))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let helms: Value = serde_json::from_slice(&out.stdout).unwrap();
+            "--kubeconfig",
+            kubeconfig.to_str().unwrap(),
+        ],
+    )
+    .unwrap();
+    let helms: Value = serde_json::from_str(&rendered).unwrap();
     assert_eq!(
         helms["manifest"].as_str().unwrap().trim(),
         ours.trim(),

@@ -417,6 +417,20 @@ fn full(body: Bytes) -> WasiBody {
         .boxed_unsync()
 }
 
+/// `url` without user information or query (which may hold secrets), for messages.
+pub fn redacted_url(url: &str) -> String {
+    match url.parse::<::http::Uri>() {
+        Ok(uri) => format!(
+            "{}://{}{}",
+            uri.scheme_str().unwrap_or(""),
+            uri.authority()
+                .map_or("", |a| a.as_str().rsplit('@').next().unwrap_or("")),
+            uri.path()
+        ),
+        Err(_) => "(an invalid URL)".into(),
+    }
+}
+
 /// GET `url` for the host itself (a values file of a HelmRelease): plain `http(s)`, the
 /// addresses `egress` allows (checked after DNS resolution), no credentials, no redirects
 /// followed, at most `cap` bytes, `timeout` per step; the body as UTF-8 text. The error

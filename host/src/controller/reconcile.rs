@@ -677,7 +677,12 @@ async fn apply_inner(hr: &HelmRelease, ctx: &Context) -> Result<Next, ReconcileE
         return finish(writer, Next::AwaitChange).await;
     }
 
-    let chart = match ctx.artifact_store.get(&artifact.digest) {
+    // Read once: the values may have needed it already (`chartFileRef`).
+    let archive = match chart_archive {
+        Some(archive) => Ok(archive),
+        None => ctx.artifact_store.get(&artifact.digest),
+    };
+    let chart = match archive {
         Ok(archive) => ChartArtifact {
             archive,
             digest: artifact.digest.clone(),
@@ -829,29 +834,27 @@ async fn apply_inner(hr: &HelmRelease, ctx: &Context) -> Result<Next, ReconcileE
             // with the rollback's own options (a failure before any record, e.g. a render
             // error, leaves the deployed revision as it was: nothing to roll back).
             let mut message = message;
-            if !installing && rolls_back(hr) {
-                let recorded_failed = matches!(
-                    backend.status(&release, grants.clone()).await,
-                    Ok(Some(info)) if info.status == ReleaseStatus::Failed
-                );
-                if recorded_failed {
-                    let rolled = backend
-                        .rollback(&release, None, &rollback_options(hr), grants.clone())
-                        .await;
-                    // Success is told below (RolledBack, with the new revision).
-                    if let Err(error) = rolled {
-                        message = format!(
-                            "{message}; the rollback failed too: {}",
-                            call_message(&error)
-                        );
-                        writer.set("Released", false, reason, &message);
-                        writer.ready(false, reason, &message);
-                    }
+            let mut after = backend.status(&release, grants.clone()).await;
+            let recorded_failed =
+                matches!(&after, Ok(Some(info)) if info.status == ReleaseStatus::Failed);
+            if !installing && rolls_back(hr) && recorded_failed {
+                let rolled = backend
+                    .rollback(&release, None, &rollback_options(hr), grants.clone())
+                    .await;
+                // Success is told below (RolledBack, with the new revision).
+                if let Err(error) = rolled {
+                    message = format!(
+                        "{message}; the rollback failed too: {}",
+                        call_message(&error)
+                    );
+                    writer.set("Released", false, reason, &message);
+                    writer.ready(false, reason, &message);
                 }
+                after = backend.status(&release, grants.clone()).await;
             }
             // What the release is now: a failed upgrade stays `failed` in its record, or
             // was rolled back to a new deployed revision.
-            let now_deployed = match backend.status(&release, grants.clone()).await {
+            let now_deployed = match after {
                 Ok(Some(info)) => {
                     writer.status.revision = Some(i64::from(info.revision));
                     writer.status.release_status = Some(status_text(info.status).into());

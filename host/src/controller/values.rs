@@ -12,7 +12,7 @@ use kube::{Api, Client};
 
 use crate::api::{ChartFileRef, ExternalSourceRef, HelmRelease, KeyRef, ValuesFromSource};
 use crate::capabilities::egress::EgressPolicy;
-use crate::capabilities::http::fetch_text;
+use crate::capabilities::http::{fetch_text, redacted_url};
 use crate::plugins::bindings::backend::exports::capstan::plugin::backend::{
     ValueLayer, ValuesDocument,
 };
@@ -168,21 +168,6 @@ const URL_TIMEOUT: Duration = Duration::from_secs(20);
 /// Largest values file read from a URL or the chart.
 const MAX_VALUES_FILE: u64 = 4 << 20;
 
-/// `url` without what may be secret (user info, query), for messages and origins.
-fn redacted(url: &str) -> String {
-    match url.parse::<http::Uri>() {
-        Ok(uri) => {
-            format!(
-                "{}://{}{}",
-                uri.scheme_str().unwrap_or("?"),
-                uri.host().unwrap_or("?"),
-                uri.port().map(|p| format!(":{p}")).unwrap_or_default()
-            ) + uri.path()
-        }
-        Err(_) => "(not a URL)".to_owned(),
-    }
-}
-
 /// The file at `path` (from the chart's root) in a chart archive.
 fn chart_file(archive: &[u8], path: &str) -> Result<String, String> {
     let wanted = path.trim_start_matches("./");
@@ -234,7 +219,7 @@ pub async fn fetch_values_from(
                     (what, origin, key_ref.optional, read)
                 }
                 Entry::Url(source) => {
-                    let what = format!("URL {}", redacted(&source.url));
+                    let what = format!("URL {}", redacted_url(&source.url));
                     let read =
                         fetch_text(&source.url, inputs.egress, URL_TIMEOUT, MAX_VALUES_FILE).await;
                     (what.clone(), what, source.optional, read)

@@ -298,7 +298,7 @@ async fn http_request(
     let Some(grant) = state.env.http.clone() else {
         return Err(failure(format!(
             "http_request to {} refused: the plugin's allowedHosts is empty",
-            redacted(&parsed.url)
+            http::redacted_url(&parsed.url)
         )));
     };
     let mut builder = ::http::Request::builder()
@@ -310,13 +310,13 @@ async fn http_request(
     let built = builder.body(body).map_err(|e| {
         failure(format!(
             "http_request: {method} {} is not a valid request: {e}",
-            redacted(&parsed.url)
+            http::redacted_url(&parsed.url)
         ))
     })?;
     let response = http::request(&grant, built).await.map_err(|e| {
         failure(format!(
             "http_request {method} {} failed: {e}",
-            redacted(&parsed.url)
+            http::redacted_url(&parsed.url)
         ))
     })?;
     let state = caller.data_mut();
@@ -334,20 +334,6 @@ async fn http_request(
     }
     state.env.last_headers = serde_json::to_vec(&headers).ok();
     give(state, response.body())
-}
-
-/// `url` without user information or query (which may hold secrets), for messages.
-fn redacted(url: &str) -> String {
-    match url.parse::<::http::Uri>() {
-        Ok(uri) => format!(
-            "{}://{}{}",
-            uri.scheme_str().unwrap_or(""),
-            uri.authority()
-                .map_or("", |a| a.as_str().rsplit('@').next().unwrap_or("")),
-            uri.path()
-        ),
-        Err(_) => "(an invalid URL)".into(),
-    }
 }
 
 /// Define every `extism:host/env` function in `linker`.
@@ -578,7 +564,7 @@ mod tests {
     #[test]
     fn urls_in_messages_lose_credentials_and_queries() {
         assert_eq!(
-            redacted("https://user:pw@h.example:8443/a/b?token=x"),
+            http::redacted_url("https://user:pw@h.example:8443/a/b?token=x"),
             "https://h.example:8443/a/b"
         );
     }
