@@ -55,6 +55,7 @@ impl Target {
             git: None,
             http: None,
             credentials: None,
+            post_render: None,
         })
     }
 }

@@ -2075,3 +2075,154 @@ pub async fn values_come_from_a_url_and_a_file_in_the_chart(cluster: Arc<Cluster
         wait_gone(&api, name, &operator).await;
     }
 }
+
+/// Post-renderers and common metadata (Flux v2's `postRenderers` and `commonMetadata`):
+/// what the cluster gets and what the release record keeps are the post-rendered objects;
+/// the strategy decides whether hooks are post-rendered; a change of them alone upgrades;
+/// a patch that cannot apply stalls the release naming the patch, changing nothing.
+pub async fn post_renderers_and_common_metadata_shape_what_is_applied(cluster: Arc<Cluster>) {
+    install_crd(&cluster);
+    let dir = tempfile::tempdir().unwrap();
+    let repo = chart_repository(dir.path());
+    std::fs::write(
+        repo.join("charts/hello/templates/hook.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-hook\n  annotations:\n    helm.sh/hook: pre-install,pre-upgrade\n    helm.sh/hook-delete-policy: before-hook-creation\ndata:\n  revision: \"{{ .Release.Revision }}\"\n",
+    )
+    .unwrap();
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-qm", "a hook"]);
+    let url = format!("file://{}", repo.display());
+    let ns = cluster.create_namespace("hr-postrender").await;
+    let api: Api<HelmRelease> = Api::namespaced(cluster.client().await, &ns);
+    let operator = Operator::start(&cluster, dir.path(), &[]);
+    let kubectl_json = |kind: &str, name: &str| -> serde_json::Value {
+        let out = cluster.run("kubectl", &["get", kind, name, "-n", &ns, "-o", "json"]);
+        serde_json::from_str(&out).unwrap()
+    };
+    api.create(
+        &PostParams::default(),
+        &helm_release(
+            "hello",
+            &ns,
+            serde_json::json!({
+                "chart": {"git": url, "ref": "main", "path": "charts/hello"},
+                "releaseName": "hello",
+                // A string that YAML 1.1 would read as a boolean must stay a string.
+                "values": {"message": "yes"},
+                "postRenderers": [{"kustomize": {
+                    "patches": [
+                        // Strategic merge, no target: names its object; containers merge by name.
+                        {"patch": "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: hello-hello\nspec:\n  replicas: 2\n  template:\n    spec:\n      containers:\n      - name: web\n        env:\n        - name: MODE\n          value: patched\n"},
+                        // JSON 6902 on every Service.
+                        {"patch": "- op: add\n  path: /metadata/annotations\n  value: {patched-by: json6902}\n",
+                         "target": {"kind": "Service"}},
+                    ],
+                    "images": [{"name": "nginx", "newName": "mirror.example/nginx", "newTag": "1.27.1"}],
+                }}],
+                "commonMetadata": {"labels": {"team": "platform"}, "annotations": {"owner": "ops"}},
+            }),
+        ),
+    )
+    .await
+    .unwrap();
+    wait_for(
+        &api,
+        "hello",
+        &operator,
+        "Ready",
+        Duration::from_secs(120),
+        ready,
+    )
+    .await;
+    let deployment = kubectl_json("deployment", "hello-hello");
+    assert_eq!(deployment["spec"]["replicas"], 2);
+    let container = &deployment["spec"]["template"]["spec"]["containers"][0];
+    assert_eq!(container["image"], "mirror.example/nginx:1.27.1");
+    assert_eq!(
+        container["env"],
+        serde_json::json!([{"name": "MODE", "value": "patched"}])
+    );
+    assert_eq!(
+        container["ports"][0]["containerPort"], 80,
+        "merge by name kept the ports"
+    );
+    assert_eq!(deployment["metadata"]["labels"]["team"], "platform");
+    assert_eq!(
+        deployment["metadata"]["labels"]["app.kubernetes.io/name"], "hello",
+        "the chart's labels stay"
+    );
+    assert_eq!(deployment["metadata"]["annotations"]["owner"], "ops");
+    let service = kubectl_json("service", "hello-hello");
+    assert_eq!(service["metadata"]["annotations"]["patched-by"], "json6902");
+    assert_eq!(service["metadata"]["labels"]["team"], "platform");
+    let config = kubectl_json("configmap", "hello-hello");
+    assert_eq!(config["data"]["message"], "yes");
+    assert_eq!(config["metadata"]["labels"]["team"], "platform");
+    // `combined` (the default): the hook was post-rendered too.
+    let hook = kubectl_json("configmap", "hello-hook");
+    assert_eq!(hook["metadata"]["labels"]["team"], "platform");
+    // The record holds the post-rendered manifest, as real helm reads it.
+    let manifest = cluster.run("helm", &["get", "manifest", "hello", "-n", &ns]);
+    assert!(
+        manifest.contains("image: mirror.example/nginx:1.27.1")
+            && manifest.contains("team: platform"),
+        "{manifest}"
+    );
+
+    // Only the strategy changes: a new revision, and now the hook is left alone.
+    patch_spec(
+        &api,
+        "hello",
+        serde_json::json!({"postRenderStrategy": "nohooks"}),
+    )
+    .await;
+    wait_for(
+        &api,
+        "hello",
+        &operator,
+        "revision 2",
+        Duration::from_secs(120),
+        |hr| ready(hr) && revision(hr) == Some(2),
+    )
+    .await;
+    let hook = kubectl_json("configmap", "hello-hook");
+    assert_eq!(hook["data"]["revision"], "2");
+    assert!(hook["metadata"]["labels"].get("team").is_none(), "{hook}");
+    assert_eq!(
+        kubectl_json("deployment", "hello-hello")["metadata"]["labels"]["team"],
+        "platform"
+    );
+
+    // A JSON 6902 patch without a target: stalled, named, nothing changes.
+    patch_spec(
+        &api,
+        "hello",
+        serde_json::json!({"postRenderers": [{"kustomize": {"patches": [
+            {"patch": "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: hello-hello\nspec:\n  replicas: 3\n"},
+            {"patch": "- op: remove\n  path: /spec/replicas\n"},
+        ]}}]}),
+    )
+    .await;
+    let stalled = wait_for(
+        &api,
+        "hello",
+        &operator,
+        "Stalled",
+        Duration::from_secs(60),
+        |hr| condition(hr, "Stalled").is_some_and(|c| c.reason == "PostRenderError"),
+    )
+    .await;
+    let message = &condition(&stalled, "Stalled").unwrap().message;
+    assert_eq!(
+        message,
+        "postRenderers[0].kustomize.patches[1]: a JSON 6902 patch (a list of operations) needs a target"
+    );
+    assert_eq!(
+        kubectl_json("deployment", "hello-hello")["spec"]["replicas"],
+        2
+    );
+    assert_eq!(helm_revisions(&cluster, "hello", &ns), 2);
+
+    api.delete("hello", &DeleteParams::default()).await.unwrap();
+    wait_gone(&api, "hello", &operator).await;
+}

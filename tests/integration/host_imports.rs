@@ -102,6 +102,7 @@ pub async fn host_probe_exercises_every_host_import(cluster: Arc<Cluster>) {
         git: Some(GitGrant::new(url.clone(), mirror)),
         http: None,
         credentials: None,
+        post_render: None,
     };
     let instructions = json!({
         "namespace": namespace,

@@ -112,6 +112,10 @@ const TESTS: &[(&str, TestFn)] = &[
             c,
         ))
     }),
+    (
+        "post_renderers_and_common_metadata_shape_what_is_applied",
+        |c| Box::pin(helmrelease::post_renderers_and_common_metadata_shape_what_is_applied(c)),
+    ),
     ("two_shards_each_handle_only_their_releases", |c| {
         Box::pin(helmrelease::two_shards_each_handle_only_their_releases(c))
     }),

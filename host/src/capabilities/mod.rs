@@ -10,6 +10,7 @@ pub mod http;
 pub mod kube;
 pub mod log;
 pub mod pod_logs;
+pub mod post_render;
 pub mod readiness;
 
 use crate::plugins::bindings::types::{Error, ErrorCode};
@@ -25,6 +26,8 @@ pub struct Grants {
     pub http: Option<http::HttpGrant>,
     /// The declared keys of the release's credentials Secret.
     pub credentials: Option<credentials::CredentialsGrant>,
+    /// The release's post-renderers (`post-render`).
+    pub post_render: Option<post_render::PostRenderGrant>,
 }
 
 /// An error value for a plugin.

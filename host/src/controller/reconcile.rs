@@ -25,12 +25,15 @@ use crate::api::{
     FINALIZER, FORCE_AT_ANNOTATION, HelmRelease, HelmReleaseStatus, RECONCILE_AT_ANNOTATION,
     RemediationStrategy,
 };
+use crate::capabilities::Grants;
+use crate::capabilities::post_render::PostRenderGrant;
 use crate::plugins::BackendPlugin;
 use crate::plugins::bindings::backend::exports::capstan::plugin::backend::{
     CrdPolicy, SyncAction, SyncOptions, SyncRequest, UninstallOptions,
 };
 use crate::plugins::bindings::types::{ChartArtifact, ChartMetadata, ReleaseId, ReleaseStatus};
 use crate::plugins::call::{CallError, CallFailure};
+use crate::postrender::Pipeline;
 use crate::release::status_text;
 use crate::sources::ReleaseKey;
 
@@ -267,7 +270,7 @@ fn rollback_options(hr: &HelmRelease) -> SyncOptions {
 /// What the digest covers of the options: both actions' (a change of an install-only
 /// option after the install is still a change of the spec), and the target cluster.
 fn options_text(hr: &HelmRelease, remote: Option<&RemoteCluster>) -> String {
-    format!(
+    let mut text = format!(
         "install {:?}; upgrade {:?}; rollback {}: {:?}; create namespace {}; cluster {}",
         sync_options(hr, true),
         sync_options(hr, false),
@@ -275,7 +278,46 @@ fn options_text(hr: &HelmRelease, remote: Option<&RemoteCluster>) -> String {
         rollback_options(hr),
         hr.spec.install.as_ref().is_some_and(|i| i.create_namespace),
         remote.map_or("", |cluster| cluster.id.as_str())
-    )
+    );
+    // Post-rendering counts only when asked for, so that releases without it keep the
+    // digest they had before it existed (no upgrade of every release on a new operator).
+    let spec = &hr.spec;
+    let common = spec
+        .common_metadata
+        .as_ref()
+        .filter(|m| !m.labels.is_empty() || !m.annotations.is_empty());
+    if !spec.post_renderers.is_empty() || common.is_some() {
+        text.push_str(&format!(
+            "; post-render {:?} {:?} {:?}",
+            spec.post_renderers,
+            common,
+            spec.post_render_strategy.unwrap_or_default()
+        ));
+    }
+    text
+}
+
+/// The interface a backend must import to post-render.
+const POST_RENDER_IMPORT: &str = "capstan:plugin/post-render";
+
+/// The release's post-rendering for `backend`, or why it cannot be had (a post-renderer
+/// the spec gets wrong, or a backend built before `post-render` existed).
+fn post_render_grant(
+    hr: &HelmRelease,
+    backend: &BackendPlugin,
+) -> Result<Option<PostRenderGrant>, String> {
+    let Some(pipeline) = Pipeline::for_release(hr).map_err(|e| e.to_string())? else {
+        return Ok(None);
+    };
+    if !backend.imports(POST_RENDER_IMPORT) {
+        return Err(format!(
+            "backend `{}` does not import {POST_RENDER_IMPORT} (built before post-rendering was added to the 0.2 contract), so it cannot apply postRenderers or commonMetadata; rebuild it with the current SDK or pick another backend",
+            backend.name()
+        ));
+    }
+    Ok(Some(PostRenderGrant {
+        pipeline: Arc::new(pipeline),
+    }))
 }
 
 /// Digest of everything that decides what `sync` would produce: the chart archive, the
@@ -704,6 +746,15 @@ async fn apply_inner(hr: &HelmRelease, ctx: &Context) -> Result<Next, ReconcileE
         }
     };
 
+    let post_render = match post_render_grant(hr, &backend) {
+        Ok(grant) => grant,
+        Err(message) => {
+            writer.stalled("PostRenderError", &message);
+            publish(ctx, hr, EventType::Warning, "PostRenderError", message).await;
+            return finish(writer, Next::Requeue(ctx.options.resync)).await;
+        }
+    };
+
     let action_name = if installing { "install" } else { "upgrade" };
     if writer.status.attempted_digest.as_deref() != Some(digest.as_str()) {
         writer.status.failures = 0;
@@ -761,7 +812,11 @@ async fn apply_inner(hr: &HelmRelease, ctx: &Context) -> Result<Next, ReconcileE
             ..sync_options(hr, installing)
         },
     };
-    let outcome = backend.sync(&request, grants.clone()).await;
+    let sync_grants = Grants {
+        post_render,
+        ..grants.clone()
+    };
+    let outcome = backend.sync(&request, sync_grants).await;
     writer.now = now_rfc3339();
     if forced {
         writer.status.last_handled_force_at = force_at;

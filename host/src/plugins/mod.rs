@@ -286,6 +286,8 @@ fn linker(engine: &Engine) -> Result<Linker<CallState>, RuntimeError> {
         .map_err(failed)?;
     bindings::discovery::add_to_linker::<CallState, HasSelf<CallState>>(&mut linker, |s| s)
         .map_err(failed)?;
+    bindings::post_render::add_to_linker::<CallState, HasSelf<CallState>>(&mut linker, |s| s)
+        .map_err(failed)?;
     bindings::credentials::add_to_linker::<CallState, HasSelf<CallState>>(&mut linker, |s| s)
         .map_err(failed)?;
     // The previous contract's imports, for 0.1 components (see `compat`).
@@ -1039,6 +1041,17 @@ impl BackendPlugin {
     /// The plugin's name.
     pub fn name(&self) -> &str {
         &self.handle.plugin.name
+    }
+
+    /// Whether the component imports `interface` (e.g. `capstan:plugin/post-render`) of
+    /// any version: features added to 0.2 as imports reach only backends built with them.
+    pub fn imports(&self, interface: &str) -> bool {
+        self.handle
+            .plugin
+            .description()
+            .imports
+            .iter()
+            .any(|name| name.split('@').next() == Some(interface))
     }
 
     /// `grants` with the backend's configured `storageNamespaces` added to its kube access.

@@ -714,6 +714,7 @@ impl SourceSync {
             git,
             http,
             credentials: credentials_grant,
+            post_render: None,
         })
     }
 

@@ -57,6 +57,9 @@ pub struct RenderOptions {
     /// Where `genPrivateKey`, `genCA` and the other certificate functions get RSA keys;
     /// `None` generates them in-process.
     pub rsa_keys: Option<RsaKeySource>,
+    /// Post-renderer run between rendering and sorting (`--post-renderer`); `None` for
+    /// none.
+    pub post_render: Option<crate::postrender::PostRenderFn>,
 }
 
 /// A rendering failure, worded as Helm words it.

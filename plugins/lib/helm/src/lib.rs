@@ -16,6 +16,7 @@ pub mod oracles;
 pub mod output;
 pub mod package;
 pub mod pipeline;
+pub mod postrender;
 pub mod release;
 pub mod schema;
 pub mod semver;

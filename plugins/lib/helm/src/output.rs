@@ -174,7 +174,7 @@ pub fn split_manifests(text: &str) -> Vec<String> {
         .collect()
 }
 
-fn head_of(path: &str, doc: &str) -> Result<Head, OutputError> {
+pub(crate) fn head_of(path: &str, doc: &str) -> Result<Head, OutputError> {
     let fail = |message: String| OutputError {
         path: path.to_owned(),
         message,

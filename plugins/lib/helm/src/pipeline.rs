@@ -34,6 +34,9 @@ pub enum HelmError {
     /// A rendered document is not valid.
     #[error(transparent)]
     Output(#[from] OutputError),
+    /// The post-renderer failed, or a document could not be sent to it.
+    #[error(transparent)]
+    PostRender(#[from] crate::postrender::PostRenderError),
 }
 
 /// Render `chart` with the user's values (already merged from `-f`/`--set`), as
@@ -58,7 +61,10 @@ pub fn render_chart(
     crate::schema::validate_against_schema(&chart, &values)
         .map_err(|e| HelmError::Values(e.to_string()))?;
     let top = render_values(&chart, &values, options);
-    let files = render(&chart, &top, options)?;
+    let mut files = render(&chart, &top, options)?;
+    if let Some(post_render) = &options.post_render {
+        files = crate::postrender::post_render_files(files, post_render)?;
+    }
     // Helm 2 rendering (a Tiller version) keeps Helm 2's own hooks.
     let helm2 = options.capabilities.tiller_version.is_some();
     Ok(assemble(chart.name(), files, subchart_notes, helm2)?)

@@ -46,6 +46,8 @@ pub struct Request<'a> {
     pub for_record: bool,
     /// `lookup`; `None` gives `{}` (`helm template`).
     pub lookup: Option<capstan_helm::funcs::LookupFn>,
+    /// Run the release's post-renderers through the host's `post-render` import.
+    pub post_render: bool,
 }
 
 /// A chart and values as a release record keeps them, before any rendering.
@@ -86,6 +88,49 @@ fn host_rsa_keys() -> capstan_helm::funcs::RsaKeySource {
     })
 }
 
+/// The host's `post-render` import as the engine's post-renderer. Documents cross as JSON
+/// read by Helm's YAML rules here, and come back as YAML written by go-yaml's rules (keys
+/// sorted, as `sigs.k8s.io/yaml` writes objects), so no scalar changes type on the way.
+fn host_post_render() -> capstan_helm::postrender::PostRenderFn {
+    use capstan_helm::postrender::Document;
+    use capstan_plugin_sdk::backend::capstan::plugin::post_render;
+    std::rc::Rc::new(|documents: Vec<Document>| {
+        let mut sent = Vec::with_capacity(documents.len());
+        for document in documents {
+            let value = capstan_goyaml::from_yaml(&document.text)
+                .map_err(|e| format!("{}: YAML parse error: {e}", document.source))?;
+            if matches!(value, Value::Nil) {
+                continue;
+            }
+            let object = capstan_gotmpl::json::to_json(&value)
+                .map_err(|e| format!("{}: cannot convert to JSON: {e}", document.source))?;
+            sent.push(post_render::Document {
+                source: document.source,
+                hook: document.hook,
+                object,
+            });
+        }
+        let Some(returned) = post_render::run(&sent).map_err(|e| e.message)? else {
+            return Ok(None);
+        };
+        returned
+            .into_iter()
+            .map(|d| {
+                let value = capstan_helm::values_json::from_typed_json(&d.object)
+                    .map_err(|e| format!("post-rendered {}: {e}", d.source))?;
+                let text = capstan_goyaml::to_yaml(&value)
+                    .map_err(|e| format!("post-rendered {}: {e}", d.source))?;
+                Ok(Document {
+                    source: d.source,
+                    hook: d.hook,
+                    text,
+                })
+            })
+            .collect::<Result<Vec<_>, String>>()
+            .map(Some)
+    })
+}
+
 /// `capabilities` as the component's Helm major renders them (Helm 2: Tiller's version).
 fn flavored(mut capabilities: Capabilities) -> Capabilities {
     if crate::flavor::current() == crate::flavor::Flavor::Helm2 {
@@ -117,6 +162,7 @@ pub fn render(request: Request<'_>) -> Result<Render, Error> {
         capabilities: flavored(request.capabilities),
         rsa_keys: Some(host_rsa_keys()),
         lookup: request.lookup,
+        post_render: request.post_render.then(host_post_render),
         ..RenderOptions::default()
     };
     let assembled =
@@ -152,6 +198,7 @@ pub fn template(
         is_upgrade: options.is_upgrade,
         for_record: false,
         lookup: None,
+        post_render: false,
     })?;
     let assembled = rendered.assembled;
     Ok(Rendered {

@@ -140,6 +140,7 @@ pub fn sync(request: SyncRequest) -> Result<SyncOutcome, Error> {
         is_upgrade: !install,
         for_record: true,
         lookup: Some(crate::live::lookup()),
+        post_render: true,
     })
     .map_err(|e| with_context(e, &format!("render chart {}", request.chart.metadata.name)))?;
     // Helm 2 creates the CRDs of `crd-install` hooks before anything else of an install.

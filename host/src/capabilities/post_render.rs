@@ -1,0 +1,61 @@
+//! The `post-render` host interface: a backend hands over its rendered documents between
+//! rendering and sorting, and gets back what the release's post-renderers make of them
+//! ([`crate::postrender`]); a release without post-renderers answers `none` at once.
+
+use std::sync::Arc;
+
+use super::error;
+use crate::plugins::bindings::post_render::{Document, Host};
+use crate::plugins::bindings::types::{Error, ErrorCode};
+use crate::plugins::call::CallState;
+use crate::postrender::{self, Pipeline};
+
+/// The post-rendering of the release a call is about.
+#[derive(Clone)]
+pub struct PostRenderGrant {
+    /// The release's pipeline.
+    pub pipeline: Arc<Pipeline>,
+}
+
+fn parse(document: Document) -> Result<postrender::Document, Error> {
+    let object = serde_json::from_str(&document.object).map_err(|e| {
+        error(
+            ErrorCode::InvalidInput,
+            format!("post-render: {} is not a JSON object: {e}", document.source),
+        )
+    })?;
+    Ok(postrender::Document {
+        source: document.source,
+        hook: document.hook,
+        object,
+    })
+}
+
+impl Host for CallState {
+    async fn run(&mut self, documents: Vec<Document>) -> Result<Option<Vec<Document>>, Error> {
+        let Some(grant) = self.grants.post_render.clone() else {
+            return Ok(None);
+        };
+        let documents = documents
+            .into_iter()
+            .map(parse)
+            .collect::<Result<Vec<_>, _>>()?;
+        let span =
+            tracing::info_span!("post_render", plugin = %self.plugin, documents = documents.len());
+        let _entered = span.enter();
+        let out = grant
+            .pipeline
+            .run(documents)
+            .await
+            .map_err(|e| error(ErrorCode::InvalidInput, e.to_string()))?;
+        Ok(Some(
+            out.into_iter()
+                .map(|d| Document {
+                    source: d.source,
+                    hook: d.hook,
+                    object: d.object.to_string(),
+                })
+                .collect(),
+        ))
+    }
+}
