@@ -533,6 +533,23 @@ pub struct UninstallSpec {
     /// Wait until the deleted objects are gone.
     #[serde(default)]
     pub wait: bool,
+    /// How the release's objects' dependents are deleted (`helm uninstall --cascade`):
+    /// `background` (default), `foreground` or `orphan`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deletion_propagation: Option<DeletionPropagation>,
+}
+
+/// Kubernetes' deletion propagation policy.
+#[derive(Deserialize, Serialize, Clone, Copy, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum DeletionPropagation {
+    /// Delete the object now; the garbage collector deletes its dependents afterwards.
+    #[default]
+    Background,
+    /// Delete the dependents first, then the object.
+    Foreground,
+    /// Leave the dependents, without their owner reference.
+    Orphan,
 }
 
 /// Upgrade behaviour (Flux v2's `upgrade`).

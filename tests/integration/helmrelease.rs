@@ -1472,6 +1472,10 @@ pub async fn uninstall_options_keep_history_and_skip_hooks(cluster: Arc<Cluster>
             serde_json::json!({"chart": chart,
                 "uninstall": {"keepHistory": true, "disableHooks": true, "timeout": 60}}),
         ),
+        (
+            "orphaning",
+            serde_json::json!({"chart": chart, "uninstall": {"deletionPropagation": "orphan"}}),
+        ),
     ];
     for (name, spec) in &releases {
         api.create(
@@ -1492,9 +1496,63 @@ pub async fn uninstall_options_keep_history_and_skip_hooks(cluster: Arc<Cluster>
         )
         .await;
     }
+    // The Deployments' ReplicaSets, made by the controller manager, are dependents.
+    let replica_sets = |name: &str| -> Vec<serde_json::Value> {
+        let out = cluster.run(
+            "kubectl",
+            &[
+                "get",
+                "replicasets",
+                "-n",
+                &ns,
+                "-l",
+                &format!("app.kubernetes.io/instance={ns}-{name}"),
+                "-o",
+                "json",
+            ],
+        );
+        serde_json::from_str::<serde_json::Value>(&out).unwrap()["items"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+    };
+    for name in ["plain", "orphaning"] {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while replica_sets(name).is_empty() {
+            assert!(Instant::now() < deadline, "no ReplicaSet of {name}");
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+    }
     for (name, _) in &releases {
         api.delete(name, &DeleteParams::default()).await.unwrap();
         wait_gone(&api, name, &operator).await;
+    }
+    // The default (background) lets the garbage collector take the ReplicaSet; by then it
+    // would have taken the orphaning release's too, had that not been orphaned.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !replica_sets("plain").is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "the ReplicaSet of plain was not collected"
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    // uninstall.deletionPropagation: orphan leaves it, its owner reference removed.
+    let owned = |rs: &serde_json::Value| {
+        rs["metadata"]
+            .get("ownerReferences")
+            .and_then(serde_json::Value::as_array)
+            .is_some_and(|o| !o.is_empty())
+    };
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let orphaned = replica_sets("orphaning");
+        assert_eq!(orphaned.len(), 1, "{orphaned:?}");
+        if !owned(&orphaned[0]) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "still owned: {orphaned:?}");
+        tokio::time::sleep(Duration::from_millis(250)).await;
     }
     let hook_ran = |name: &str| {
         cluster

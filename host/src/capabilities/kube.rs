@@ -37,6 +37,9 @@ pub struct KubeGrant {
     cluster_kinds: Arc<BTreeSet<String>>,
     field_manager: Arc<str>,
     discovery: Arc<DiscoveryCache>,
+    /// Propagation of the release's own objects' deletions in this call, in place of what
+    /// the plugin asks (`uninstall.deletionPropagation`); hooks keep the plugin's choice.
+    deletion_propagation: Option<Propagation>,
 }
 
 /// Remembers API discovery results, shared by every grant made from one [`DiscoveryCache`].
@@ -63,6 +66,7 @@ impl KubeGrant {
             cluster_kinds: Arc::new(cluster_kinds.into_iter().collect()),
             field_manager: Arc::from(FIELD_MANAGER),
             discovery,
+            deletion_propagation: None,
         }
     }
 
@@ -84,6 +88,13 @@ impl KubeGrant {
     /// a service account); the host's own bookkeeping keeps the operator's client.
     pub fn acting_as(mut self, client: Client) -> KubeGrant {
         self.client = client;
+        self
+    }
+
+    /// The same grant, deleting the release's objects (not its hooks) with `propagation`
+    /// whatever the plugin asks (Helm's `uninstall --cascade`).
+    pub fn deleting_with(mut self, propagation: Propagation) -> KubeGrant {
+        self.deletion_propagation = Some(propagation);
         self
     }
 
@@ -333,6 +344,21 @@ impl Host for CallState {
                 object.namespace.as_deref(),
             )
             .await?;
+        let propagation = match grant.deletion_propagation {
+            Some(policy) if policy != propagation => {
+                // Hooks are deleted as the plugin asks, as Helm deletes them.
+                let is_hook = match api.get_metadata_opt(&object.name).await {
+                    Ok(found) => found.is_some_and(|o| {
+                        o.metadata
+                            .annotations
+                            .is_some_and(|a| a.contains_key("helm.sh/hook"))
+                    }),
+                    Err(e) => return Err(api_error("read", &describe(&object), e)),
+                };
+                if is_hook { propagation } else { policy }
+            }
+            _ => propagation,
+        };
         let params = DeleteParams {
             propagation_policy: Some(match propagation {
                 Propagation::Background => PropagationPolicy::Background,

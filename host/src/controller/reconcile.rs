@@ -22,8 +22,8 @@ use super::sourcing::chart_source_of;
 use super::values::{ValuesInputs, compose, fetch_values_from, layers_text};
 use crate::api::{
     CrdsPolicy, DEFAULT_MAX_HISTORY, DEFAULT_ROLLBACK_MAX_RETRIES, DEFAULT_TIMEOUT_SECONDS,
-    FINALIZER, FORCE_AT_ANNOTATION, HelmRelease, HelmReleaseStatus, RECONCILE_AT_ANNOTATION,
-    RemediationStrategy,
+    DeletionPropagation, FINALIZER, FORCE_AT_ANNOTATION, HelmRelease, HelmReleaseStatus,
+    RECONCILE_AT_ANNOTATION, RemediationStrategy,
 };
 use crate::capabilities::Grants;
 use crate::capabilities::post_render::PostRenderGrant;
@@ -31,6 +31,7 @@ use crate::plugins::BackendPlugin;
 use crate::plugins::bindings::backend::exports::capstan::plugin::backend::{
     CrdPolicy, SyncAction, SyncOptions, SyncRequest, UninstallOptions,
 };
+use crate::plugins::bindings::kube::Propagation;
 use crate::plugins::bindings::types::{ChartArtifact, ChartMetadata, ReleaseId, ReleaseStatus};
 use crate::plugins::call::{CallError, CallFailure};
 use crate::postrender::Pipeline;
@@ -1098,9 +1099,18 @@ async fn uninstall(hr: &HelmRelease, ctx: &Context) -> Result<Next, ReconcileErr
             .unwrap_or_else(|| timeout_seconds(hr)),
         disable_hooks: uninstall.disable_hooks,
     };
-    let grants = ctx
+    let mut grants = ctx
         .grants_for(hr, &release, remote.as_deref())
         .map_err(failed)?;
+    if let Some(policy) = uninstall.deletion_propagation {
+        grants.kube = grants.kube.map(|kube| {
+            kube.deleting_with(match policy {
+                DeletionPropagation::Background => Propagation::Background,
+                DeletionPropagation::Foreground => Propagation::Foreground,
+                DeletionPropagation::Orphan => Propagation::Orphan,
+            })
+        });
+    }
     ctx.metrics.actions.inc();
     match backend.uninstall(&release, options, grants).await {
         Ok(removed) => {
