@@ -34,22 +34,28 @@ python-plugins:
 HELM4_PLUGINS := mirror-getter
 helm4-plugins:
 	$(CARGO) build $(HELM4_GETTER) --release --target wasm32-wasip1
-	@mkdir -p target/plugins/helm4/mirror-getter
+	$(CARGO) build $(HELM4_POSTRENDERER) --release --target wasm32-wasip1
+	@mkdir -p target/plugins/helm4/mirror-getter target/plugins/helm4/label-postrenderer
 	cp plugins/examples/helm4-mirror-getter/plugin.yaml target/plugins/helm4/mirror-getter/plugin.yaml
 	cp target/helm4-plugins/wasm32-wasip1/release/helm4_mirror_getter.wasm target/plugins/helm4/mirror-getter/plugin.wasm
+	cp plugins/examples/helm4-label-postrenderer/plugin.yaml target/plugins/helm4/label-postrenderer/plugin.yaml
+	cp target/helm4-plugins/wasm32-wasip1/release/helm4_label_postrenderer.wasm target/plugins/helm4/label-postrenderer/plugin.wasm
 
 HELM4_GETTER := --manifest-path plugins/examples/helm4-mirror-getter/Cargo.toml --target-dir target/helm4-plugins
+HELM4_POSTRENDERER := --manifest-path plugins/examples/helm4-label-postrenderer/Cargo.toml --target-dir target/helm4-plugins
 
 fmt-check:
 	$(CARGO) fmt --all -- --check
 	scripts/chart-readme --check
 	$(CARGO) fmt --manifest-path plugins/examples/helm4-mirror-getter/Cargo.toml -- --check
+	$(CARGO) fmt --manifest-path plugins/examples/helm4-label-postrenderer/Cargo.toml -- --check
 
 clippy:
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 	$(CARGO) clippy --target $(PLUGIN_TARGET) $(foreach p,$(PRODUCT_PLUGINS),-p capstan-$(p)) \
 		$(foreach p,$(TEST_PLUGINS),-p test-plugin-$(p)) -- -D warnings
 	$(CARGO) clippy $(HELM4_GETTER) --target wasm32-wasip1 -- -D warnings
+	$(CARGO) clippy $(HELM4_POSTRENDERER) --target wasm32-wasip1 -- -D warnings
 
 ## The host links no Helm library (the contract is wrong if it needs one).
 helm-free-host:
@@ -70,6 +76,7 @@ unit-test: plugins python-plugins helm4-plugins helm-free-host ssh-server
 		$(CARGO) test -p capstan-gotmpl -p capstan-sprig -p capstan-goyaml -p capstan-helm
 	$(CARGO) test -p capstan --test plugin_runtime --test source_sync --test plugin_scaffold --test helm4_getter
 	$(CARGO) test $(HELM4_GETTER)
+	$(CARGO) test $(HELM4_POSTRENDERER)
 	python3 -m pytest -q plugins/examples/python-url-source
 	$(CARGO) build -p capstan
 	$(CARGO) test -p capstan-integration-tests --test template_cli
@@ -95,6 +102,7 @@ tools:
 	tests/cluster/build-registry
 	tests/cluster/build-helm4
 	tests/cluster/build-helm4 v4.2.3
+	tests/cluster/build-helm4-postrender-fix
 	tests/cluster/build-helm2
 
 cluster-up: tools

@@ -43,6 +43,10 @@ pub enum PluginWorld {
     Source,
     /// `backend-plugin`: exports `capstan:plugin/backend`.
     Backend,
+    /// A Helm 4 `postrenderer/v1` plugin (a folder with `plugin.yaml` and `plugin.wasm`),
+    /// named by HelmReleases in `postRenderers[].plugin`.
+    #[serde(rename = "postrenderer")]
+    PostRenderer,
 }
 
 impl PluginWorld {
@@ -51,6 +55,7 @@ impl PluginWorld {
         match self {
             PluginWorld::Source => "source-plugin",
             PluginWorld::Backend => "backend-plugin",
+            PluginWorld::PostRenderer => "postrenderer",
         }
     }
 
@@ -59,6 +64,7 @@ impl PluginWorld {
         match self {
             PluginWorld::Source => "capstan:plugin/source",
             PluginWorld::Backend => "capstan:plugin/backend",
+            PluginWorld::PostRenderer => "helm_plugin_main (Helm 4 postrenderer/v1)",
         }
     }
 }

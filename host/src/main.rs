@@ -1172,10 +1172,22 @@ fn operator_parts(
                 .map(|b| (p.name.clone(), Arc::new(b)))
         })
         .collect();
+    let post_renderers = config
+        .plugins
+        .iter()
+        .filter(|p| p.world == capstan::config::PluginWorld::PostRenderer)
+        .filter_map(|p| {
+            runtime
+                .post_renderer(&p.name)
+                .ok()
+                .map(|r| (p.name.clone(), Arc::new(r)))
+        })
+        .collect();
     let backends = Arc::new(capstan::controller::backends::Backends::new(
         capstan::controller::backends::BackendSet {
             plugins,
             selection: config.backends.clone(),
+            post_renderers,
         },
     ));
     let data_dir = cache_dir.join("data");

@@ -314,7 +314,8 @@ fn folders_that_cannot_be_served_are_refused_naming_the_file_and_field() {
     let cases: Vec<(PathBuf, &str)> = vec![
         (
             fixture.edited_plugin("renderer", |y| y.replace("getter/v1", "postrenderer/v1")),
-            "type `postrenderer/v1` is not served",
+            // A post-renderer's `config` has no fields (Helm's `ConfigPostRendererV1`).
+            "config: unknown field `protocols`",
         ),
         (
             fixture.edited_plugin("subprocess", |y| {
@@ -370,7 +371,7 @@ fn folders_that_cannot_be_served_are_refused_naming_the_file_and_field() {
         .unwrap_err()
         .to_string();
     assert!(
-        error.contains("configure it with `world: source`"),
+        error.contains("a Helm 4 `getter/v1` plugin must be configured with `world: source`, not `world: backend`"),
         "{error}"
     );
 }

@@ -179,6 +179,10 @@ const TESTS: &[(&str, TestFn)] = &[
         |c| Box::pin(helm4_getter::one_helm4_getter_file_serves_helm4_and_a_ready_helmrelease(c)),
     ),
     (
+        "one_helm4_postrenderer_file_serves_helm4_and_a_helmrelease",
+        |c| Box::pin(helm4_getter::one_helm4_postrenderer_file_serves_helm4_and_a_helmrelease(c)),
+    ),
+    (
         "capstan_helm2_records_are_read_and_changed_by_real_helm2",
         |c| Box::pin(release_helm2::capstan_helm2_records_are_read_and_changed_by_real_helm2(c)),
     ),

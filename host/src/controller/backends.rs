@@ -1,12 +1,13 @@
-//! The backends in force: the loaded backend plugins by name and which serves which Helm
-//! version, replaced as a whole when the configuration is reloaded. A reconcile takes the
+//! The backends in force: the loaded backend plugins by name, which serves which Helm
+//! version, and the post-renderer plugins releases may name; replaced as a whole when the
+//! configuration is reloaded. A reconcile takes the
 //! set once and keeps it, so a call in flight finishes on the component it started with.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
 
 use crate::config::BackendSelection;
-use crate::plugins::BackendPlugin;
+use crate::plugins::{BackendPlugin, PostRendererPlugin};
 
 /// One configuration's backends.
 pub struct BackendSet {
@@ -14,6 +15,8 @@ pub struct BackendSet {
     pub plugins: BTreeMap<String, Arc<BackendPlugin>>,
     /// Which backend serves which Helm version.
     pub selection: BackendSelection,
+    /// Helm 4 `postrenderer/v1` plugins by configured name.
+    pub post_renderers: BTreeMap<String, Arc<PostRendererPlugin>>,
 }
 
 /// The current [`BackendSet`], swappable.

@@ -304,10 +304,12 @@ const POST_RENDER_IMPORT: &str = "capstan:plugin/post-render";
 /// The release's post-rendering for `backend`, or why it cannot be had (a post-renderer
 /// the spec gets wrong, or a backend built before `post-render` existed).
 fn post_render_grant(
+    ctx: &Context,
     hr: &HelmRelease,
     backend: &BackendPlugin,
 ) -> Result<Option<PostRenderGrant>, String> {
-    let Some(pipeline) = Pipeline::for_release(hr).map_err(|e| e.to_string())? else {
+    let plugins = &ctx.backends.current().post_renderers;
+    let Some(pipeline) = Pipeline::for_release(hr, plugins).map_err(|e| e.to_string())? else {
         return Ok(None);
     };
     if !backend.imports(POST_RENDER_IMPORT) {
@@ -747,7 +749,7 @@ async fn apply_inner(hr: &HelmRelease, ctx: &Context) -> Result<Next, ReconcileE
         }
     };
 
-    let post_render = match post_render_grant(hr, &backend) {
+    let post_render = match post_render_grant(ctx, hr, &backend) {
         Ok(grant) => grant,
         Err(message) => {
             writer.stalled("PostRenderError", &message);

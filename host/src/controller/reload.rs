@@ -178,12 +178,19 @@ impl Reloader {
             }
         }
         let mut plugins = std::collections::BTreeMap::new();
+        let mut post_renderers = std::collections::BTreeMap::new();
         let mut source_handles = Vec::new();
         for plugin in &prepared {
             match plugin.world() {
                 PluginWorld::Backend => {
                     let backend = runtime.backend_of(plugin).map_err(|e| e.to_string())?;
                     plugins.insert(plugin.name().to_owned(), Arc::new(backend));
+                }
+                PluginWorld::PostRenderer => {
+                    let renderer = runtime
+                        .post_renderer_of(plugin)
+                        .map_err(|e| e.to_string())?;
+                    post_renderers.insert(plugin.name().to_owned(), Arc::new(renderer));
                 }
                 PluginWorld::Source => {
                     source_handles.push(runtime.source_of(plugin).map_err(|e| e.to_string())?);
@@ -236,7 +243,11 @@ impl Reloader {
                 .map(|what| format!("; {what} changed and take effect at the next restart"))
                 .unwrap_or_default()
         );
-        self.backends.replace(BackendSet { plugins, selection });
+        self.backends.replace(BackendSet {
+            plugins,
+            selection,
+            post_renderers,
+        });
         Ok(summary)
     }
 

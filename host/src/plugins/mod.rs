@@ -391,6 +391,9 @@ impl PluginRuntime {
         if let Some(metadata) = helm4::metadata_file(&config.path) {
             return self.prepare_helm4(config, &metadata, started);
         }
+        if config.world == PluginWorld::PostRenderer {
+            return Err(not_a_helm4_folder(config));
+        }
         let name = config.name.clone();
         let path = config.path.clone();
         let expected = format!(
@@ -447,6 +450,7 @@ impl PluginRuntime {
             message,
         };
         let pre = match (config.world, contract) {
+            (PluginWorld::PostRenderer, _) => return Err(not_a_helm4_folder(config)),
             (PluginWorld::Source, Some(inspect::Contract::Previous)) => {
                 if config.kinds.is_empty() {
                     return Err(previous(format!(
@@ -573,6 +577,31 @@ impl PluginRuntime {
         }
     }
 
+    /// The post-renderer `name`.
+    pub fn post_renderer(&self, name: &str) -> Result<PostRendererPlugin, LookupError> {
+        self.post_renderer_of(self.by_name(name)?)
+    }
+
+    /// A handle to run the post-renderer `plugin` (loaded or only prepared).
+    pub fn post_renderer_of(
+        &self,
+        plugin: &Arc<LoadedPlugin>,
+    ) -> Result<PostRendererPlugin, LookupError> {
+        match &plugin.pre {
+            Pre::Helm4(helm4) if plugin.world() == PluginWorld::PostRenderer => {
+                Ok(PostRendererPlugin {
+                    plugin: Arc::clone(helm4),
+                    handle: self.handle_for(plugin),
+                })
+            }
+            _ => Err(LookupError::WrongWorld {
+                name: plugin.name().to_owned(),
+                actual: plugin.world(),
+                wanted: PluginWorld::PostRenderer,
+            }),
+        }
+    }
+
     /// Prepare a Helm 4 plugin folder (its `plugin.yaml` is `metadata`).
     fn prepare_helm4(
         &self,
@@ -597,7 +626,7 @@ impl PluginRuntime {
         )?;
         let wit_version = format!(
             "{} {} ({} {})",
-            helm4::metadata::GETTER_V1,
+            plugin.metadata.plugin_type,
             helm4::metadata::EXTISM_V1,
             plugin.metadata.name,
             plugin.metadata.version
@@ -653,11 +682,13 @@ impl PluginRuntime {
         let pre = match &plugin.pre {
             Pre::Source(pre) => SourcePre::Current(pre.clone()),
             Pre::SourceV0_1(pre, kinds) => SourcePre::V0_1(pre.clone(), kinds.clone()),
-            Pre::Helm4(helm4) => SourcePre::Helm4(Arc::clone(helm4)),
-            Pre::Backend(_) | Pre::BackendV0_1(_) => {
+            Pre::Helm4(helm4) if plugin.world() == PluginWorld::Source => {
+                SourcePre::Helm4(Arc::clone(helm4))
+            }
+            Pre::Helm4(_) | Pre::Backend(_) | Pre::BackendV0_1(_) => {
                 return Err(LookupError::WrongWorld {
                     name: plugin.name().to_owned(),
-                    actual: PluginWorld::Backend,
+                    actual: plugin.world(),
                     wanted: PluginWorld::Source,
                 });
             }
@@ -1028,6 +1059,55 @@ impl SourcePlugin {
                 Ok(Arc::unwrap_or_clone(artifact))
             }
         }
+    }
+}
+
+fn not_a_helm4_folder(config: &PluginConfig) -> LoadError {
+    LoadError::Helm4 {
+        name: config.name.clone(),
+        path: config.path.clone(),
+        message: "a `postrenderer` plugin is a Helm 4 plugin folder (`plugin.yaml` of type postrenderer/v1 beside `plugin.wasm`), and there is no plugin.yaml here".into(),
+    }
+}
+
+/// A Helm 4 `postrenderer/v1` plugin, ready to post-render releases.
+pub struct PostRendererPlugin {
+    plugin: Arc<helm4::Helm4Plugin>,
+    handle: Handle,
+}
+
+impl PostRendererPlugin {
+    /// The configured name (what `postRenderers[].plugin.name` gives).
+    pub fn name(&self) -> &str {
+        &self.handle.plugin.name
+    }
+
+    /// Post-render `documents` with `args` (Helm's `--post-renderer-args`): one call of a
+    /// fresh instance under the plugin's limits.
+    pub async fn run(
+        &self,
+        documents: &[crate::postrender::Document],
+        args: &[String],
+    ) -> Result<Vec<crate::postrender::Document>, String> {
+        let input = helm4::postrenderer::input_json(documents, args)?;
+        self.plugin
+            .invoke(
+                self.handle.runtime(),
+                &self.handle.plugin.name,
+                "post-render",
+                input,
+                |output| {
+                    helm4::postrenderer::output_documents(output).map_err(|message| {
+                        crate::plugins::bindings::types::Error {
+                            code: crate::plugins::bindings::types::ErrorCode::InvalidInput,
+                            message,
+                            retryable: false,
+                        }
+                    })
+                },
+            )
+            .await
+            .map_err(|e| e.to_string())
     }
 }
 

@@ -8,11 +8,15 @@ pub mod images;
 pub mod selector;
 pub mod strategic_merge;
 
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
 use serde_json::Value;
 
 use crate::api::{
     CommonMetadata, HelmRelease, KustomizePatch, KustomizePostRenderer, PostRenderStrategy,
 };
+use crate::plugins::PostRendererPlugin;
 use selector::Selector;
 
 /// One rendered document.
@@ -57,6 +61,11 @@ enum Step {
         renderer: usize,
         spec: KustomizePostRenderer,
     },
+    Plugin {
+        renderer: usize,
+        plugin: Arc<PostRendererPlugin>,
+        args: Vec<String>,
+    },
     CommonMetadata(CommonMetadata),
 }
 
@@ -72,8 +81,12 @@ pub struct Pipeline {
 pub struct PipelineError(pub String);
 
 impl Pipeline {
-    /// The pipeline of `hr`, or none when it asks for no post-rendering.
-    pub fn for_release(hr: &HelmRelease) -> Result<Option<Self>, PipelineError> {
+    /// The pipeline of `hr`, or none when it asks for no post-rendering. `plugins` are the
+    /// configured Helm 4 post-renderers by name.
+    pub fn for_release(
+        hr: &HelmRelease,
+        plugins: &BTreeMap<String, Arc<PostRendererPlugin>>,
+    ) -> Result<Option<Self>, PipelineError> {
         let mut steps = Vec::new();
         for (renderer, spec) in hr.spec.post_renderers.iter().enumerate() {
             match (&spec.kustomize, &spec.plugin) {
@@ -96,10 +109,22 @@ impl Pipeline {
                     });
                 }
                 (None, Some(plugin)) => {
-                    return Err(PipelineError(format!(
-                        "postRenderers[{renderer}].plugin {:?}: Helm 4 postrenderer/v1 plugins are not served by this operator yet",
-                        plugin.name
-                    )));
+                    let found = plugins.get(&plugin.name).ok_or_else(|| {
+                        PipelineError(format!(
+                            "postRenderers[{renderer}].plugin: no postrenderer plugin {:?} is configured (configured: {})",
+                            plugin.name,
+                            if plugins.is_empty() {
+                                "none".to_owned()
+                            } else {
+                                plugins.keys().cloned().collect::<Vec<_>>().join(", ")
+                            }
+                        ))
+                    })?;
+                    steps.push(Step::Plugin {
+                        renderer,
+                        plugin: Arc::clone(found),
+                        args: plugin.args.clone(),
+                    });
                 }
                 _ => {
                     return Err(PipelineError(format!(
@@ -165,6 +190,19 @@ impl Pipeline {
                             images::override_images(&mut document.object, &spec.images);
                         }
                     }
+                }
+                Step::Plugin {
+                    renderer,
+                    plugin,
+                    args,
+                } => {
+                    documents = plugin.run(&documents, args).await.map_err(|message| {
+                        PostRenderError::Plugin {
+                            renderer: *renderer,
+                            name: plugin.name().to_owned(),
+                            message,
+                        }
+                    })?;
                 }
                 Step::CommonMetadata(metadata) => {
                     for document in &mut documents {

@@ -56,21 +56,26 @@ fn documents() -> Vec<Document> {
 }
 
 fn run(hr: &HelmRelease) -> Result<Vec<Document>, PostRenderError> {
-    let pipeline = Pipeline::for_release(hr).unwrap().unwrap();
+    let pipeline = Pipeline::for_release(hr, &Default::default())
+        .unwrap()
+        .unwrap();
     futures::executor::block_on(pipeline.run(documents()))
 }
 
 #[test]
 fn nothing_to_do_is_no_pipeline() {
     assert!(
-        Pipeline::for_release(&release(vec![], None, None))
+        Pipeline::for_release(&release(vec![], None, None), &Default::default())
             .unwrap()
             .is_none()
     );
     assert!(
-        Pipeline::for_release(&release(vec![], Some(CommonMetadata::default()), None))
-            .unwrap()
-            .is_none()
+        Pipeline::for_release(
+            &release(vec![], Some(CommonMetadata::default()), None),
+            &Default::default()
+        )
+        .unwrap()
+        .is_none()
     );
 }
 
@@ -195,7 +200,7 @@ fn bad_patches_are_refused_naming_renderer_and_patch() {
             None,
             None,
         );
-        match Pipeline::for_release(&hr) {
+        match Pipeline::for_release(&hr, &Default::default()) {
             Err(e) => e.to_string(),
             Ok(Some(p)) => futures::executor::block_on(p.run(documents()))
                 .unwrap_err()

@@ -1,7 +1,7 @@
 //! `plugin.yaml` of a Helm 4 plugin (`apiVersion: v1`, HIP-0026), read with Helm's rules:
 //! unknown top-level keys and unknown `config` keys are errors, `runtimeConfig` is read
-//! leniently. Only `getter/v1` plugins on the `extism/v1` runtime are loadable here; every
-//! other shape is refused with the field that makes it so.
+//! leniently. Only `getter/v1` and `postrenderer/v1` plugins on the `extism/v1` runtime are
+//! loadable here; every other shape is refused with the field that makes it so.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -10,6 +10,8 @@ use serde::Deserialize;
 
 /// The plugin type Capstan serves as a chart source.
 pub const GETTER_V1: &str = "getter/v1";
+/// The plugin type Capstan runs as a release's post-renderer.
+pub const POSTRENDERER_V1: &str = "postrenderer/v1";
 /// The runtime Capstan runs.
 pub const EXTISM_V1: &str = "extism/v1";
 /// Entry function called when `runtimeConfig.entryFuncName` is empty (as in Helm).
@@ -22,7 +24,9 @@ pub struct Metadata {
     pub name: String,
     /// `version` (SemVer).
     pub version: String,
-    /// `config.protocols`: the URL schemes the getter serves.
+    /// `type`: [`GETTER_V1`] or [`POSTRENDERER_V1`].
+    pub plugin_type: &'static str,
+    /// `config.protocols`: the URL schemes a getter serves (none for a post-renderer).
     pub protocols: Vec<String>,
     /// `runtimeConfig`.
     pub runtime: RuntimeConfig,
@@ -112,6 +116,10 @@ struct GetterConfig {
     protocols: Vec<String>,
 }
 
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PostRendererConfig {}
+
 /// Strict SemVer 2: `MAJOR.MINOR.PATCH`, optional `-pre` and `+build`.
 fn is_semver(text: &str) -> bool {
     let (core, _build) = text.split_once('+').unwrap_or((text, ""));
@@ -176,21 +184,34 @@ pub fn parse(text: &str) -> Result<Metadata, String> {
             "runtime `{runtime}` cannot be sandboxed: Capstan runs only `{EXTISM_V1}` plugins (subprocess plugins run host programs)"
         ));
     }
-    let plugin_type = raw.plugin_type.unwrap_or_default();
-    if plugin_type != GETTER_V1 {
-        return Err(format!(
-            "type `{plugin_type}` is not served: Capstan loads `{GETTER_V1}` plugins, as chart sources"
-        ));
-    }
-    let config: GetterConfig = match raw.config {
-        Some(value) => serde_yaml_ng::from_value(value).map_err(|e| format!("config: {e}"))?,
-        None => GetterConfig {
-            protocols: Vec::new(),
-        },
+    let plugin_type = match raw.plugin_type.unwrap_or_default().as_str() {
+        GETTER_V1 => GETTER_V1,
+        POSTRENDERER_V1 => POSTRENDERER_V1,
+        other => {
+            return Err(format!(
+                "type `{other}` is not served: Capstan loads `{GETTER_V1}` plugins (as chart sources) and `{POSTRENDERER_V1}` plugins (as post-renderers)"
+            ));
+        }
     };
-    if config.protocols.is_empty() || config.protocols.iter().any(String::is_empty) {
-        return Err("config.protocols must list at least one URL scheme, none empty".into());
-    }
+    let protocols = if plugin_type == GETTER_V1 {
+        let config: GetterConfig = match raw.config {
+            Some(value) => serde_yaml_ng::from_value(value).map_err(|e| format!("config: {e}"))?,
+            None => GetterConfig {
+                protocols: Vec::new(),
+            },
+        };
+        if config.protocols.is_empty() || config.protocols.iter().any(String::is_empty) {
+            return Err("config.protocols must list at least one URL scheme, none empty".into());
+        }
+        config.protocols
+    } else {
+        // Helm's `postrenderer/v1` config has no fields, and unknown ones are errors.
+        if let Some(value) = raw.config {
+            let _: PostRendererConfig =
+                serde_yaml_ng::from_value(value).map_err(|e| format!("config: {e}"))?;
+        }
+        Vec::new()
+    };
     let runtime: RuntimeConfig = match raw.runtime_config {
         Some(value) => {
             serde_yaml_ng::from_value(value).map_err(|e| format!("runtimeConfig: {e}"))?
@@ -205,7 +226,8 @@ pub fn parse(text: &str) -> Result<Metadata, String> {
     Ok(Metadata {
         name,
         version,
-        protocols: config.protocols,
+        plugin_type,
+        protocols,
         runtime,
     })
 }
@@ -240,9 +262,10 @@ mod tests {
                 GETTER.replace("extism/v1", "subprocess"),
                 "runtime `subprocess`",
             ),
+            (GETTER.replace("getter/v1", "cli/v1"), "type `cli/v1`"),
             (
                 GETTER.replace("getter/v1", "postrenderer/v1"),
-                "type `postrenderer/v1`",
+                "config: unknown field `protocols`",
             ),
             (GETTER.replace("0.1.0", "1.0"), "version `1.0`"),
             (GETTER.replace("name: demo", "name: de mo"), "name `de mo`"),

@@ -1,6 +1,7 @@
-//! Helm 4's own Wasm plugins (HIP-0026): a `getter/v1` plugin on the `extism/v1` runtime,
-//! loaded as Helm distributes it (a folder with `plugin.yaml` and `plugin.wasm`) and served
-//! as a chart source for the protocols it declares.
+//! Helm 4's own Wasm plugins (HIP-0026) on the `extism/v1` runtime, loaded as Helm
+//! distributes them (a folder with `plugin.yaml` and `plugin.wasm`): a `getter/v1` plugin
+//! is served as a chart source for the protocols it declares, a `postrenderer/v1` plugin as
+//! a post-renderer releases name ([`postrenderer`]).
 //!
 //! It runs in Capstan's engine, not in a second runtime: the Extism kernel ABI is
 //! implemented natively ([`kernel`]) rather than through the `extism` host crate, because
@@ -14,6 +15,7 @@
 pub mod getter;
 pub mod kernel;
 pub mod metadata;
+pub mod postrenderer;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -104,16 +106,27 @@ pub(crate) fn load(
         path: path.to_owned(),
         message,
     };
-    if config.world != PluginWorld::Source {
+    let metadata = metadata::read(metadata_path).map_err(|e| refuse(metadata_path, e.message))?;
+    let world = match metadata.plugin_type {
+        metadata::POSTRENDERER_V1 => PluginWorld::PostRenderer,
+        _ => PluginWorld::Source,
+    };
+    if config.world != world {
+        let key = |world: PluginWorld| match world {
+            PluginWorld::Source => "source",
+            PluginWorld::Backend => "backend",
+            PluginWorld::PostRenderer => "postrenderer",
+        };
         return Err(refuse(
             metadata_path,
             format!(
-                "a Helm 4 getter plugin serves chart sources: configure it with `world: source`, not `{}`",
-                config.world
+                "a Helm 4 `{}` plugin must be configured with `world: {}`, not `world: {}`",
+                metadata.plugin_type,
+                key(world),
+                key(config.world)
             ),
         ));
     }
-    let metadata = metadata::read(metadata_path).map_err(|e| refuse(metadata_path, e.message))?;
     let allowed = config
         .allowed_hosts
         .as_ref()
@@ -252,16 +265,25 @@ impl Helm4Plugin {
         href: &str,
         credentials: &GetterCredentials,
     ) -> Result<Vec<u8>, CallError> {
-        let failed = |message: String| CallError {
-            plugin: plugin.to_string(),
-            function: "get",
-            cause: call::CallFailure::Returned {
-                code: crate::plugins::bindings::types::ErrorCode::InvalidInput,
-                message,
-                retryable: false,
-            },
-        };
-        let input = getter::input_json(href, credentials).map_err(failed)?;
+        let input = getter::input_json(href, credentials)
+            .map_err(|message| returned_error(plugin, "get", message))?;
+        self.invoke(runtime, plugin, "get", input, |output| {
+            getter::output_bytes(output).map_err(getter_error)
+        })
+        .await
+    }
+
+    /// One call of the plugin's entry: a fresh instance under the plugin's limits, `input`
+    /// as the Extism input, its output decoded by `decode`.
+    pub(crate) async fn invoke<R: Send + 'static>(
+        &self,
+        runtime: CallRuntime<'_>,
+        plugin: &Arc<str>,
+        function: &'static str,
+        input: Vec<u8>,
+        decode: fn(&[u8]) -> Result<R, crate::plugins::bindings::types::Error>,
+    ) -> Result<R, CallError> {
+        let failed = |message: String| returned_error(plugin, function, message);
         let mut wasi = WasiCtxBuilder::new();
         for (key, value) in &self.wasi.env {
             wasi.env(key, value);
@@ -294,7 +316,7 @@ impl Helm4Plugin {
             env,
         };
         let (mut store, guard) =
-            call::start_with(runtime, plugin, "get", &self.limits, state, |s| {
+            call::start_with(runtime, plugin, function, &self.limits, state, |s| {
                 &mut s.limiter
             });
         let pre = self.pre.clone();
@@ -339,10 +361,23 @@ impl Helm4Plugin {
                     ))));
                 }
                 let output = kernel.output().map_err(wasmtime::Error::new)?;
-                Ok(getter::output_bytes(output).map_err(getter_error))
+                Ok(decode(output))
             })
             .await;
         drop(temp);
         result
+    }
+}
+
+/// A failure the host met before or around a call, reported as the plugin's.
+fn returned_error(plugin: &Arc<str>, function: &'static str, message: String) -> CallError {
+    CallError {
+        plugin: plugin.to_string(),
+        function,
+        cause: call::CallFailure::Returned {
+            code: crate::plugins::bindings::types::ErrorCode::InvalidInput,
+            message,
+            retryable: false,
+        },
     }
 }
