@@ -69,6 +69,11 @@ pub struct HelmReleaseSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = 63))]
     pub target_namespace: Option<String>,
+    /// Namespace the release's records are kept in (Flux v2's `storageNamespace`); default
+    /// the release namespace (`targetNamespace`), where Helm and the Helm Operator keep them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 63))]
+    pub storage_namespace: Option<String>,
     /// Helm version whose backend serves this release (`backends.v2`/`backends.v3` in the
     /// operator configuration); ignored when `backend` is set.
     #[serde(default, skip_serializing_if = "Option::is_none")]

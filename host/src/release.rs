@@ -56,6 +56,7 @@ impl Target {
             http: None,
             credentials: None,
             post_render: None,
+            release_context: None,
         })
     }
 }

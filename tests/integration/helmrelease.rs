@@ -2284,3 +2284,98 @@ pub async fn post_renderers_and_common_metadata_shape_what_is_applied(cluster: A
     api.delete("hello", &DeleteParams::default()).await.unwrap();
     wait_gone(&api, "hello", &operator).await;
 }
+
+/// `storageNamespace` (Flux v2): the release's records live there, where real `helm` finds
+/// them, while its objects stay in the release namespace; deletion removes them there.
+pub async fn records_live_in_the_storage_namespace(cluster: Arc<Cluster>) {
+    install_crd(&cluster);
+    let dir = tempfile::tempdir().unwrap();
+    let repo = chart_repository(dir.path());
+    let url = format!("file://{}", repo.display());
+    let ns = cluster.create_namespace("hr-storage").await;
+    let storage = cluster.create_namespace("hr-records").await;
+    let api: Api<HelmRelease> = Api::namespaced(cluster.client().await, &ns);
+    let operator = Operator::start(&cluster, dir.path(), &[]);
+    api.create(
+        &PostParams::default(),
+        &helm_release(
+            "hello",
+            &ns,
+            serde_json::json!({
+                "chart": {"git": url, "ref": "main", "path": "charts/hello"},
+                "releaseName": "hello",
+                "storageNamespace": storage,
+                "values": {"message": "records elsewhere"},
+            }),
+        ),
+    )
+    .await
+    .unwrap();
+    wait_for(
+        &api,
+        "hello",
+        &operator,
+        "Ready",
+        Duration::from_secs(120),
+        ready,
+    )
+    .await;
+    let records = |namespace: &str| {
+        cluster.run(
+            "kubectl",
+            &[
+                "get",
+                "secrets",
+                "-n",
+                namespace,
+                "-l",
+                "owner=helm,name=hello",
+                "-o",
+                "name",
+            ],
+        )
+    };
+    assert_eq!(
+        records(&storage).trim(),
+        "secret/sh.helm.release.v1.hello.v1"
+    );
+    assert_eq!(
+        records(&ns).trim(),
+        "",
+        "no record in the release namespace"
+    );
+    let listed = cluster.run("helm", &["list", "-n", &storage, "-o", "json"]);
+    let listed: serde_json::Value = serde_json::from_str(&listed).unwrap();
+    assert_eq!(listed[0]["name"], "hello");
+    assert_eq!(
+        listed[0]["namespace"],
+        ns.as_str(),
+        "the release's own namespace"
+    );
+    let values = cluster.run(
+        "helm",
+        &["get", "values", "hello", "-n", &storage, "-o", "json"],
+    );
+    assert!(values.contains("records elsewhere"), "{values}");
+    cluster.run("kubectl", &["get", "deployment", "hello-hello", "-n", &ns]);
+    // An upgrade finds revision 1 there and writes revision 2 beside it.
+    patch_spec(
+        &api,
+        "hello",
+        serde_json::json!({"values": {"message": "records elsewhere 2"}}),
+    )
+    .await;
+    wait_for(
+        &api,
+        "hello",
+        &operator,
+        "revision 2",
+        Duration::from_secs(120),
+        |hr| ready(hr) && revision(hr) == Some(2),
+    )
+    .await;
+    assert_eq!(helm_revisions(&cluster, "hello", &storage), 2);
+    api.delete("hello", &DeleteParams::default()).await.unwrap();
+    wait_gone(&api, "hello", &operator).await;
+    assert_eq!(records(&storage).trim(), "");
+}

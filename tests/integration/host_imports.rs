@@ -103,6 +103,7 @@ pub async fn host_probe_exercises_every_host_import(cluster: Arc<Cluster>) {
         http: None,
         credentials: None,
         post_render: None,
+        release_context: None,
     };
     let instructions = json!({
         "namespace": namespace,

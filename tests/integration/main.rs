@@ -112,6 +112,9 @@ const TESTS: &[(&str, TestFn)] = &[
             c,
         ))
     }),
+    ("records_live_in_the_storage_namespace", |c| {
+        Box::pin(helmrelease::records_live_in_the_storage_namespace(c))
+    }),
     (
         "post_renderers_and_common_metadata_shape_what_is_applied",
         |c| Box::pin(helmrelease::post_renderers_and_common_metadata_shape_what_is_applied(c)),

@@ -12,6 +12,7 @@ pub mod log;
 pub mod pod_logs;
 pub mod post_render;
 pub mod readiness;
+pub mod release_context;
 
 use crate::plugins::bindings::types::{Error, ErrorCode};
 
@@ -28,6 +29,8 @@ pub struct Grants {
     pub credentials: Option<credentials::CredentialsGrant>,
     /// The release's post-renderers (`post-render`).
     pub post_render: Option<post_render::PostRenderGrant>,
+    /// Release options for the backend (`release-context`).
+    pub release_context: Option<release_context::ReleaseContextGrant>,
 }
 
 /// An error value for a plugin.

@@ -33,6 +33,7 @@ use kube::{Api, Client, ResourceExt};
 use crate::api::HelmRelease;
 use crate::capabilities::Grants;
 use crate::capabilities::kube::{DiscoveryCache, KubeGrant};
+use crate::capabilities::release_context::ReleaseContextGrant;
 use crate::plugins::BackendPlugin;
 use crate::plugins::bindings::types::ReleaseId;
 use crate::sources::artifacts::ArtifactStore;
@@ -227,11 +228,26 @@ impl Context {
         if let Some(client) = self.acting_client(hr, remote)? {
             kube = kube.acting_as(client);
         }
+        let storage_namespace = storage_namespace(hr, release);
+        if let Some(namespace) = &storage_namespace {
+            kube = kube.with_namespaces(std::slice::from_ref(namespace));
+        }
         Ok(Grants {
             kube: Some(kube),
+            release_context: storage_namespace.map(|namespace| ReleaseContextGrant {
+                storage_namespace: Some(namespace),
+            }),
             ..Grants::default()
         })
     }
+}
+
+/// The namespace `hr`'s records live in when it is not the release namespace.
+pub fn storage_namespace(hr: &HelmRelease, release: &ReleaseId) -> Option<String> {
+    hr.spec
+        .storage_namespace
+        .clone()
+        .filter(|n| !n.is_empty() && *n != release.namespace)
 }
 
 /// Why the operator cannot start.

@@ -283,6 +283,9 @@ fn options_text(hr: &HelmRelease, remote: Option<&RemoteCluster>) -> String {
     // Post-rendering counts only when asked for, so that releases without it keep the
     // digest they had before it existed (no upgrade of every release on a new operator).
     let spec = &hr.spec;
+    if let Some(namespace) = spec.storage_namespace.as_deref().filter(|n| !n.is_empty()) {
+        text.push_str(&format!("; storage namespace {namespace}"));
+    }
     let common = spec
         .common_metadata
         .as_ref()
@@ -300,6 +303,24 @@ fn options_text(hr: &HelmRelease, remote: Option<&RemoteCluster>) -> String {
 
 /// The interface a backend must import to post-render.
 const POST_RENDER_IMPORT: &str = "capstan:plugin/post-render";
+/// The interface a backend must import to keep records in a storage namespace.
+const RELEASE_CONTEXT_IMPORT: &str = "capstan:plugin/release-context";
+
+/// Why `backend` cannot serve the release-level options `hr` sets, if it cannot.
+fn release_context_refusal(
+    hr: &HelmRelease,
+    release: &ReleaseId,
+    backend: &BackendPlugin,
+) -> Option<String> {
+    let namespace = super::storage_namespace(hr, release)?;
+    (!backend.imports(RELEASE_CONTEXT_IMPORT)).then(|| {
+        format!(
+            "storageNamespace {namespace}: backend `{}` does not import {RELEASE_CONTEXT_IMPORT} (built before it was added to the 0.2 contract), so it would keep the records in {}; rebuild it with the current SDK or pick another backend",
+            backend.name(),
+            release.namespace
+        )
+    })
+}
 
 /// The release's post-rendering for `backend`, or why it cannot be had (a post-renderer
 /// the spec gets wrong, or a backend built before `post-render` existed).
@@ -749,6 +770,11 @@ async fn apply_inner(hr: &HelmRelease, ctx: &Context) -> Result<Next, ReconcileE
         }
     };
 
+    if let Some(message) = release_context_refusal(hr, &release, &backend) {
+        writer.stalled("BackendUnsupported", &message);
+        publish(ctx, hr, EventType::Warning, "BackendUnsupported", message).await;
+        return finish(writer, Next::Requeue(ctx.options.resync)).await;
+    }
     let post_render = match post_render_grant(ctx, hr, &backend) {
         Ok(grant) => grant,
         Err(message) => {

@@ -30,5 +30,5 @@ pub mod backend {
     });
 }
 
-pub use backend::capstan::plugin::{crypto, discovery, kube, post_render};
+pub use backend::capstan::plugin::{crypto, discovery, kube, post_render, release_context};
 pub use source::capstan::plugin::{credentials, git, log, types};

@@ -288,6 +288,8 @@ fn linker(engine: &Engine) -> Result<Linker<CallState>, RuntimeError> {
         .map_err(failed)?;
     bindings::post_render::add_to_linker::<CallState, HasSelf<CallState>>(&mut linker, |s| s)
         .map_err(failed)?;
+    bindings::release_context::add_to_linker::<CallState, HasSelf<CallState>>(&mut linker, |s| s)
+        .map_err(failed)?;
     bindings::credentials::add_to_linker::<CallState, HasSelf<CallState>>(&mut linker, |s| s)
         .map_err(failed)?;
     // The previous contract's imports, for 0.1 components (see `compat`).

@@ -715,6 +715,7 @@ impl SourceSync {
             http,
             credentials: credentials_grant,
             post_render: None,
+            release_context: None,
         })
     }
 

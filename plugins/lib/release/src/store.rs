@@ -6,10 +6,13 @@
 //! `capstan_helm::release`), so `helm` reads ours and we read its: Secrets (the default) or
 //! ConfigMaps `sh.helm.release.v1.<name>.v<N>` in the release namespace; the driver is
 //! `HELM_DRIVER`, read from the environment the plugin's WASI grant gives it
-//! (`wasi: {env: {HELM_DRIVER: configmap}}`), as the `helm` CLI reads it.
+//! (`wasi: {env: {HELM_DRIVER: configmap}}`), as the `helm` CLI reads it. The records live
+//! in the release namespace unless the host names a storage namespace
+//! (`release-context`, Flux's `storageNamespace`).
 
 use capstan_helm::release::{self, Driver, Release, Stamp, Status};
 use capstan_plugin_sdk::backend::capstan::plugin::kube::{self, ObjectRef, Propagation};
+use capstan_plugin_sdk::backend::capstan::plugin::release_context;
 use capstan_plugin_sdk::backend::capstan::plugin::types::{
     ChartMetadata, Error, ErrorCode, ReleaseId, ReleaseInfo, ReleaseStatus,
 };
@@ -91,8 +94,25 @@ pub fn delete(id: &ReleaseId, version: u32) -> Result<(), Error> {
     store().delete(id, version)
 }
 
-/// Helm v3's records: Secrets or ConfigMaps in the release namespace, by `HELM_DRIVER`.
+/// Helm v3's records: Secrets or ConfigMaps in the release namespace (or the storage
+/// namespace the host names), by `HELM_DRIVER`.
 pub struct Helm3Store;
+
+/// The namespace the records of `id` live in.
+pub fn records_namespace(id: &ReleaseId) -> String {
+    release_context::storage_namespace().unwrap_or_else(|| id.namespace.clone())
+}
+
+/// A storage object moved to the storage namespace, if the host names one.
+fn in_records_namespace(mut object: serde_json::Value, id: &ReleaseId) -> serde_json::Value {
+    let namespace = records_namespace(id);
+    if namespace != id.namespace
+        && let Some(metadata) = object.get_mut("metadata").and_then(|m| m.as_object_mut())
+    {
+        metadata.insert("namespace".into(), serde_json::Value::String(namespace));
+    }
+    object
+}
 
 impl RecordStore for Helm3Store {
     /// Every revision of `id`, oldest first.
@@ -101,7 +121,7 @@ impl RecordStore for Helm3Store {
         let objects = kube::list(
             "v1",
             kind,
-            Some(&id.namespace),
+            Some(&records_namespace(id)),
             Some(&release::history_selector(&id.name)),
         )
         .map_err(|e| with_context(e, &format!("list release records of {}", describe(id))))?;
@@ -135,6 +155,7 @@ impl RecordStore for Helm3Store {
     fn create(&self, record: &Release) -> Result<(), Error> {
         let object = release::storage_object(driver()?, record, Stamp::Created(now_seconds()))
             .map_err(|e| internal(e.to_string()))?;
+        let object = in_records_namespace(object, &record_id(record));
         kube::create(&object.to_string())
             .map_err(|e| with_context(e, &format!("create release record {}", record.key())))?;
         Ok(())
@@ -144,6 +165,7 @@ impl RecordStore for Helm3Store {
     fn update(&self, record: &Release) -> Result<(), Error> {
         let object = release::storage_object(driver()?, record, Stamp::Modified(now_seconds()))
             .map_err(|e| internal(e.to_string()))?;
+        let object = in_records_namespace(object, &record_id(record));
         kube::apply(&object.to_string(), true)
             .map_err(|e| with_context(e, &format!("update release record {}", record.key())))?;
         Ok(())
@@ -156,13 +178,20 @@ impl RecordStore for Helm3Store {
             &ObjectRef {
                 api_version: "v1".into(),
                 kind: driver()?.kind().into(),
-                namespace: Some(id.namespace.clone()),
+                namespace: Some(records_namespace(id)),
                 name: name.clone(),
             },
             Propagation::Background,
         )
         .map_err(|e| with_context(e, &format!("delete release record {name}")))?;
         Ok(())
+    }
+}
+
+fn record_id(record: &Release) -> ReleaseId {
+    ReleaseId {
+        name: record.name.clone(),
+        namespace: record.namespace.clone(),
     }
 }
 

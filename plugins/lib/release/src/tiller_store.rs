@@ -14,6 +14,7 @@ use crate::store::{RecordStore, describe, internal, now_seconds, with_context};
 use capstan_helm::release::Release;
 use capstan_helm::tiller::{self, Stamp};
 use capstan_plugin_sdk::backend::capstan::plugin::kube::{self, ObjectRef, Propagation};
+use capstan_plugin_sdk::backend::capstan::plugin::release_context;
 use capstan_plugin_sdk::backend::capstan::plugin::types::{Error, ErrorCode, ReleaseId};
 
 /// Tiller's records.
@@ -30,6 +31,14 @@ fn location() -> Result<Location, Error> {
         .ok()
         .filter(|n| !n.is_empty())
         .unwrap_or_else(|| tiller::DEFAULT_NAMESPACE.to_owned());
+    if let Some(asked) = release_context::storage_namespace() {
+        return Err(Error::new(
+            ErrorCode::InvalidInput,
+            format!(
+                "storageNamespace {asked}: Helm 2 keeps the records of every release in Tiller's namespace ({namespace}, TILLER_NAMESPACE), not per release"
+            ),
+        ));
+    }
     let secret = match std::env::var("TILLER_STORAGE").unwrap_or_default().as_str() {
         "" | "configmap" => false,
         "secret" => true,
