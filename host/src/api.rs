@@ -114,6 +114,10 @@ pub struct HelmReleaseSpec {
     /// Uninstall behaviour, when the HelmRelease is deleted (Flux v2's `uninstall`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub uninstall: Option<UninstallSpec>,
+    /// Run the chart's tests after each install and upgrade (`helm test`; the Helm
+    /// Operator's and Flux v2's `test`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub test: Option<TestSpec>,
     /// Stop reconciling this release (deletion still uninstalls it).
     #[serde(default)]
     pub suspend: bool,
@@ -542,6 +546,23 @@ pub struct UninstallSpec {
     /// `background` (default), `foreground` or `orphan`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deletion_propagation: Option<DeletionPropagation>,
+}
+
+/// Helm tests after install and upgrade.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TestSpec {
+    /// Run the chart's `test` hooks after every successful install or upgrade.
+    #[serde(default)]
+    pub enable: bool,
+    /// Budget of the test run, in seconds; default `spec.timeout`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub timeout: Option<i64>,
+    /// A failed test only sets `TestSuccess=False`: the release stays Ready and is not
+    /// remediated.
+    #[serde(default)]
+    pub ignore_failures: bool,
 }
 
 /// Kubernetes' deletion propagation policy.

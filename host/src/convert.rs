@@ -102,9 +102,15 @@ fn convert_one(index: usize, value: &Value) -> Result<Converted, ConvertError> {
     for (key, field) in source {
         let key_text = key.as_str().unwrap_or_default();
         match key_text {
-            "test" => notes.push(format!(
-                "{name}: spec.test dropped (Capstan does not run Helm tests)"
-            )),
+            "test" => {
+                let mut test = field.as_mapping().cloned().unwrap_or_default();
+                if test.remove("cleanup").is_some() {
+                    notes.push(format!(
+                        "{name}: spec.test.cleanup dropped (test hooks follow their helm.sh/hook-delete-policy, as in Helm 3)"
+                    ));
+                }
+                spec.insert(key.clone(), Value::Mapping(test));
+            }
             "disableOpenAPIValidation" => notes.push(format!(
                 "{name}: spec.disableOpenAPIValidation dropped (server-side apply validates)"
             )),
@@ -206,7 +212,8 @@ mod tests {
             "extra.yaml"
         );
         assert!(release.spec.rollback.as_ref().unwrap().retry);
-        assert_eq!(converted[0].notes.len(), 1, "{:?}", converted[0].notes);
+        assert!(release.spec.test.as_ref().unwrap().enable);
+        assert!(converted[0].notes.is_empty(), "{:?}", converted[0].notes);
     }
 
     /// Every field of `helm.fluxcd.io/v1` (its Go types), `[]` for list items.

@@ -2379,3 +2379,115 @@ pub async fn records_live_in_the_storage_namespace(cluster: Arc<Cluster>) {
     wait_gone(&api, "hello", &operator).await;
     assert_eq!(records(&storage).trim(), "");
 }
+
+/// `test` (Helm Operator, Flux v2): the chart's test hooks run after each install and
+/// upgrade as `helm test` runs them, their results are in the release record (`helm
+/// status` shows them) and in `TestSuccess`; a failing test fails the upgrade, which is
+/// rolled back when asked, unless `ignoreFailures`.
+pub async fn helm_tests_run_after_install_and_upgrade(cluster: Arc<Cluster>) {
+    install_crd(&cluster);
+    let dir = tempfile::tempdir().unwrap();
+    let repo = chart_repository(dir.path());
+    let tests = repo.join("charts/hello/templates/tests");
+    std::fs::create_dir_all(&tests).unwrap();
+    // A passing test: a Job (the test cluster's kwok completes Jobs' pods).
+    std::fs::write(
+        tests.join("ok.yaml"),
+        "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: {{ .Release.Name }}-ok\n  annotations:\n    helm.sh/hook: test\nspec:\n  backoffLimit: 0\n  template:\n    spec:\n      restartPolicy: Never\n      containers:\n        - name: check\n          image: example.invalid/check:1\n",
+    )
+    .unwrap();
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-qm", "a test"]);
+    let url = format!("file://{}", repo.display());
+    let ns = cluster.create_namespace("hr-tests").await;
+    let api: Api<HelmRelease> = Api::namespaced(cluster.client().await, &ns);
+    let operator = Operator::start(&cluster, dir.path(), &[]);
+    let chart = serde_json::json!({"git": url, "ref": "main", "path": "charts/hello"});
+    for (name, test) in [
+        ("strict", serde_json::json!({"enable": true, "timeout": 60})),
+        (
+            "lenient",
+            serde_json::json!({"enable": true, "ignoreFailures": true}),
+        ),
+    ] {
+        api.create(
+            &PostParams::default(),
+            &helm_release(
+                name,
+                &ns,
+                serde_json::json!({"chart": chart, "releaseName": name, "test": test,
+                    "rollback": {"enable": true}}),
+            ),
+        )
+        .await
+        .unwrap();
+    }
+    let long = Duration::from_secs(120);
+    for name in ["strict", "lenient"] {
+        let done = wait_for(&api, name, &operator, "Ready with tests", long, |hr| {
+            ready(hr) && condition(hr, "TestSuccess").is_some_and(|c| c.status == "True")
+        })
+        .await;
+        assert_eq!(
+            condition(&done, "TestSuccess").unwrap().message,
+            format!("1 test(s) passed: {name}-ok")
+        );
+        let status = cluster.run("helm", &["status", name, "-n", &ns]);
+        assert!(
+            status.contains(&format!("TEST SUITE:     {name}-ok")) && status.contains("Succeeded"),
+            "helm status:\n{status}"
+        );
+    }
+
+    // A failing test (a Pod the test cluster fails, with log lines).
+    std::fs::write(
+        tests.join("failing.yaml"),
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {{ .Release.Name }}-failing\n  annotations:\n    helm.sh/hook: test\n    helm.sh/hook-weight: \"1\"\n    capstan.dev/test-exit-code: \"1\"\nspec:\n  restartPolicy: Never\n  containers:\n    - name: capstan-failing\n      image: example.invalid/check:1\n",
+    )
+    .unwrap();
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-qm", "a failing test"]);
+    // strict: the upgrade fails on its test and is rolled back to revision 1.
+    let failed = wait_for(&api, "strict", &operator, "RolledBack", long, |hr| {
+        condition(hr, "RolledBack").is_some_and(|c| c.status == "True")
+            && condition(hr, "TestSuccess").is_some_and(|c| c.status == "False")
+    })
+    .await;
+    let test_message = &condition(&failed, "TestSuccess").unwrap().message;
+    assert!(
+        test_message.starts_with("test Pod strict-failing failed")
+            && test_message.contains("error: connection refused: the database is not reachable"),
+        "{test_message}"
+    );
+    assert!(!ready(&failed));
+    let statuses = release_statuses(&cluster, "strict", &ns);
+    assert_eq!(
+        statuses[..3],
+        ["superseded", "superseded", "deployed"],
+        "{statuses:?}"
+    );
+    // lenient: the same failure is only reported; revision 2 stays, Ready.
+    let lenient = wait_for(
+        &api,
+        "lenient",
+        &operator,
+        "revision 2, test failed",
+        long,
+        |hr| {
+            ready(hr)
+                && revision(hr) == Some(2)
+                && condition(hr, "TestSuccess").is_some_and(|c| c.status == "False")
+        },
+    )
+    .await;
+    assert!(
+        condition(&lenient, "TestSuccess")
+            .unwrap()
+            .message
+            .starts_with("test Pod lenient-failing failed")
+    );
+    for name in ["strict", "lenient"] {
+        api.delete(name, &DeleteParams::default()).await.unwrap();
+        wait_gone(&api, name, &operator).await;
+    }
+}

@@ -112,6 +112,9 @@ const TESTS: &[(&str, TestFn)] = &[
             c,
         ))
     }),
+    ("helm_tests_run_after_install_and_upgrade", |c| {
+        Box::pin(helmrelease::helm_tests_run_after_install_and_upgrade(c))
+    }),
     ("records_live_in_the_storage_namespace", |c| {
         Box::pin(helmrelease::records_live_in_the_storage_namespace(c))
     }),

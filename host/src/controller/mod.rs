@@ -236,6 +236,7 @@ impl Context {
             kube: Some(kube),
             release_context: storage_namespace.map(|namespace| ReleaseContextGrant {
                 storage_namespace: Some(namespace),
+                ..ReleaseContextGrant::default()
             }),
             ..Grants::default()
         })

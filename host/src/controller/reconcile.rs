@@ -32,7 +32,10 @@ use crate::plugins::bindings::backend::exports::capstan::plugin::backend::{
     CrdPolicy, SyncAction, SyncOptions, SyncRequest, UninstallOptions,
 };
 use crate::plugins::bindings::kube::Propagation;
-use crate::plugins::bindings::types::{ChartArtifact, ChartMetadata, ReleaseId, ReleaseStatus};
+use crate::plugins::bindings::release_context::TestResult;
+use crate::plugins::bindings::types::{
+    ChartArtifact, ChartMetadata, ErrorCode, ReleaseId, ReleaseStatus,
+};
 use crate::plugins::call::{CallError, CallFailure};
 use crate::postrender::Pipeline;
 use crate::release::status_text;
@@ -312,14 +315,65 @@ fn release_context_refusal(
     release: &ReleaseId,
     backend: &BackendPlugin,
 ) -> Option<String> {
-    let namespace = super::storage_namespace(hr, release)?;
-    (!backend.imports(RELEASE_CONTEXT_IMPORT)).then(|| {
+    if backend.imports(RELEASE_CONTEXT_IMPORT) {
+        return None;
+    }
+    let field = if let Some(namespace) = super::storage_namespace(hr, release) {
         format!(
-            "storageNamespace {namespace}: backend `{}` does not import {RELEASE_CONTEXT_IMPORT} (built before it was added to the 0.2 contract), so it would keep the records in {}; rebuild it with the current SDK or pick another backend",
-            backend.name(),
+            "storageNamespace {namespace} (the records would stay in {})",
             release.namespace
         )
-    })
+    } else if tests_enabled(hr) {
+        "test.enable (the tests would not run)".to_owned()
+    } else {
+        return None;
+    };
+    Some(format!(
+        "{field}: backend `{}` does not import {RELEASE_CONTEXT_IMPORT} (built before it was added to the 0.2 contract); rebuild it with the current SDK or pick another backend",
+        backend.name()
+    ))
+}
+
+fn tests_enabled(hr: &HelmRelease) -> bool {
+    hr.spec.test.as_ref().is_some_and(|t| t.enable)
+}
+
+/// What the test results of a sync mean: the `TestSuccess` condition's status, reason and
+/// message.
+fn test_verdict(results: &[TestResult]) -> (bool, &'static str, String) {
+    let failed: Vec<&TestResult> = results.iter().filter(|r| r.phase == "Failed").collect();
+    if results.is_empty() {
+        return (true, "TestSucceeded", "the chart has no tests".into());
+    }
+    match failed.first() {
+        None => (
+            true,
+            "TestSucceeded",
+            format!(
+                "{} test(s) passed: {}",
+                results.len(),
+                results
+                    .iter()
+                    .map(|r| r.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ),
+        Some(first) => (
+            false,
+            "TestFailed",
+            format!(
+                "test {} {} failed{}",
+                first.kind,
+                first.name,
+                first
+                    .message
+                    .as_deref()
+                    .map(|m| format!(": {m}"))
+                    .unwrap_or_default()
+            ),
+        ),
+    }
 }
 
 /// The release's post-rendering for `backend`, or why it cannot be had (a post-renderer
@@ -837,19 +891,68 @@ async fn apply_inner(hr: &HelmRelease, ctx: &Context) -> Result<Next, ReconcileE
         chart,
         values,
         options: SyncOptions {
-            upgrade_unchanged: forced || options_changed,
+            // A release whose tests failed is upgraded again (the tests run after an
+            // install or upgrade only), even when its deployed revision matches.
+            upgrade_unchanged: forced
+                || options_changed
+                || (tests_enabled(hr) && writer.status.failures > 0),
             ..sync_options(hr, installing)
         },
     };
-    let sync_grants = Grants {
+    let mut sync_grants = Grants {
         post_render,
         ..grants.clone()
     };
+    if let Some(test) = hr.spec.test.as_ref().filter(|t| t.enable) {
+        let mut context = sync_grants.release_context.take().unwrap_or_default();
+        context.test_timeout_seconds = Some(
+            test.timeout
+                .and_then(|t| u32::try_from(t).ok())
+                .unwrap_or_else(|| timeout_seconds(hr)),
+        );
+        sync_grants.release_context = Some(context);
+    } else {
+        writer.status.remove_condition("TestSuccess");
+    }
+    let test_results = sync_grants.release_context.clone();
     let outcome = backend.sync(&request, sync_grants).await;
     writer.now = now_rfc3339();
     if forced {
         writer.status.last_handled_force_at = force_at;
     }
+    // Tests ran after a successful install or upgrade: their failure is the sync's, unless
+    // ignored.
+    let mut tests_failed = false;
+    let outcome = match (outcome, test_results.and_then(|c| c.take_test_results())) {
+        (Ok(synced), Some(results)) => {
+            let (passed, reason, message) = test_verdict(&results);
+            writer.set("TestSuccess", passed, reason, &message);
+            let ignored = hr.spec.test.as_ref().is_some_and(|t| t.ignore_failures);
+            if passed {
+                publish(ctx, hr, EventType::Normal, reason, message).await;
+                Ok(synced)
+            } else if ignored {
+                let message = format!("{message} (ignored: test.ignoreFailures)");
+                publish(ctx, hr, EventType::Warning, reason, message).await;
+                Ok(synced)
+            } else {
+                tests_failed = true;
+                Err(CallError {
+                    plugin: backend.name().to_owned(),
+                    function: "sync",
+                    cause: CallFailure::Returned {
+                        code: ErrorCode::Unavailable,
+                        message: format!(
+                            "revision {} is deployed but its {message}",
+                            synced.release.revision
+                        ),
+                        retryable: true,
+                    },
+                })
+            }
+        }
+        (outcome, _) => outcome,
+    };
     match outcome {
         Ok(outcome) => {
             let action = match outcome.action {
@@ -921,7 +1024,7 @@ async fn apply_inner(hr: &HelmRelease, ctx: &Context) -> Result<Next, ReconcileE
             let mut after = backend.status(&release, grants.clone()).await;
             let recorded_failed =
                 matches!(&after, Ok(Some(info)) if info.status == ReleaseStatus::Failed);
-            if !installing && rolls_back(hr) && recorded_failed {
+            if !installing && rolls_back(hr) && (recorded_failed || tests_failed) {
                 let rolled = backend
                     .rollback(&release, None, &rollback_options(hr), grants.clone())
                     .await;

@@ -1,6 +1,7 @@
 //! The Helm release lifecycle shared by the release backend components: `sync` (install
 //! or upgrade, with hooks, CRDs, server-side apply and `wait`), `uninstall`, `rollback`,
-//! `plan`, `status`/`history`, and `template`/`package` through `capstan-helm`.
+//! `plan`, `status`/`history`, `template`/`package` through `capstan-helm`, and the
+//! release's tests after a sync when the host asks for them ([`tests`]).
 //!
 //! The lifecycle keeps release records through [`store`], whose backing
 //! [`store::RecordStore`] each component chooses once at start: Helm v3's Secrets or
@@ -21,6 +22,7 @@ pub mod render;
 pub mod rollback;
 pub mod store;
 pub mod sync;
+pub mod tests;
 pub mod tiller_store;
 pub mod uninstall;
 pub mod values;

@@ -226,6 +226,7 @@ pub fn sync(request: SyncRequest) -> Result<SyncOutcome, Error> {
                 });
             }
             store::update(&record)?;
+            crate::tests::run_if_asked(&mut record);
             Ok(SyncOutcome {
                 action: if install {
                     SyncAction::Installed
