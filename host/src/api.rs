@@ -114,6 +114,10 @@ pub struct HelmReleaseSpec {
     /// Uninstall behaviour, when the HelmRelease is deleted (Flux v2's `uninstall`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub uninstall: Option<UninstallSpec>,
+    /// Compare the deployed objects with the cluster at each resync and report or correct
+    /// what differs (Flux v2's `driftDetection`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drift_detection: Option<DriftDetection>,
     /// Run the chart's tests after each install and upgrade (`helm test`; the Helm
     /// Operator's and Flux v2's `test`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -546,6 +550,42 @@ pub struct UninstallSpec {
     /// `background` (default), `foreground` or `orphan`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deletion_propagation: Option<DeletionPropagation>,
+}
+
+/// Drift detection.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DriftDetection {
+    /// `enabled` (report and correct), `warn` (report only) or `disabled` (default).
+    #[serde(default)]
+    pub mode: DriftMode,
+    /// Fields left out of the comparison (and of corrections).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ignore: Vec<DriftIgnoreRule>,
+}
+
+/// What drift detection does.
+#[derive(Deserialize, Serialize, Clone, Copy, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum DriftMode {
+    /// Report drifted objects and put them back.
+    Enabled,
+    /// Report drifted objects only.
+    Warn,
+    /// Do not compare.
+    #[default]
+    Disabled,
+}
+
+/// Fields drift detection ignores.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DriftIgnoreRule {
+    /// JSON pointers (RFC 6901), e.g. `/spec/replicas`.
+    pub paths: Vec<String>,
+    /// The objects the rule applies to (as a post-renderer patch target); all without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<PatchTarget>,
 }
 
 /// Helm tests after install and upgrade.

@@ -2491,3 +2491,138 @@ pub async fn helm_tests_run_after_install_and_upgrade(cluster: Arc<Cluster>) {
         wait_gone(&api, name, &operator).await;
     }
 }
+
+/// `driftDetection` (Flux v2): a resync of an unchanged release compares its objects with
+/// the cluster; `enabled` puts changed and deleted objects back without a new revision,
+/// `warn` only reports, ignored fields are neither compared nor corrected.
+pub async fn drift_is_detected_and_corrected_without_a_new_revision(cluster: Arc<Cluster>) {
+    install_crd(&cluster);
+    let dir = tempfile::tempdir().unwrap();
+    let repo = chart_repository(dir.path());
+    let url = format!("file://{}", repo.display());
+    let ns = cluster.create_namespace("hr-drift").await;
+    let api: Api<HelmRelease> = Api::namespaced(cluster.client().await, &ns);
+    let operator = Operator::start(&cluster, dir.path(), &[]);
+    let chart = serde_json::json!({"git": url, "ref": "main", "path": "charts/hello"});
+    for (name, mode) in [("fixed", "enabled"), ("watched", "warn")] {
+        api.create(
+            &PostParams::default(),
+            &helm_release(
+                name,
+                &ns,
+                serde_json::json!({"chart": chart, "releaseName": name,
+                    "driftDetection": {"mode": mode, "ignore": [
+                        {"paths": ["/spec/replicas"], "target": {"kind": "Deployment"}}]}}),
+            ),
+        )
+        .await
+        .unwrap();
+    }
+    let long = Duration::from_secs(120);
+    let mut round = 0;
+    // Reconcile now (a new reconcile-at) and wait for the drift check it runs.
+    let mut check = async |name: &str, reason: &str| -> HelmRelease {
+        round += 1;
+        api.patch(
+            name,
+            &PatchParams::default(),
+            &Patch::Merge(&serde_json::json!({"metadata": {"annotations": {
+                "capstan.dev/reconcile-at": format!("{round}")}}})),
+        )
+        .await
+        .unwrap();
+        let handled = |hr: &HelmRelease| {
+            hr.status
+                .as_ref()
+                .and_then(|s| s.last_handled_reconcile_at.as_deref())
+                == Some(round.to_string().as_str())
+        };
+        wait_for(&api, name, &operator, reason, long, |hr| {
+            handled(hr) && condition(hr, "Drifted").is_some_and(|c| c.reason == reason)
+        })
+        .await
+    };
+    for name in ["fixed", "watched"] {
+        wait_for(&api, name, &operator, "Ready", long, ready).await;
+        check(name, "NoDrift").await;
+    }
+    let data = |name: &str| {
+        cluster.run(
+            "kubectl",
+            &[
+                "get",
+                "configmap",
+                &format!("{name}-hello"),
+                "-n",
+                &ns,
+                "-o",
+                "jsonpath={.data.message}",
+            ],
+        )
+    };
+    let original = data("fixed");
+    for name in ["fixed", "watched"] {
+        cluster.run(
+            "kubectl",
+            &[
+                "patch",
+                "configmap",
+                &format!("{name}-hello"),
+                "-n",
+                &ns,
+                "--type=merge",
+                "-p",
+                r#"{"data":{"message":"tampered"}}"#,
+            ],
+        );
+        cluster.run(
+            "kubectl",
+            &[
+                "scale",
+                "deployment",
+                &format!("{name}-hello"),
+                "-n",
+                &ns,
+                "--replicas=3",
+            ],
+        );
+    }
+    cluster.run("kubectl", &["delete", "service", "fixed-hello", "-n", &ns]);
+
+    let fixed = check("fixed", "DriftCorrected").await;
+    let message = &condition(&fixed, "Drifted").unwrap().message;
+    assert!(
+        message.contains(&format!("ConfigMap {ns}/fixed-hello (/data/message)"))
+            && message.contains(&format!("Service {ns}/fixed-hello (missing)"))
+            && !message.contains("Deployment"),
+        "{message}"
+    );
+    assert_eq!(data("fixed"), original, "the ConfigMap is put back");
+    cluster.run("kubectl", &["get", "service", "fixed-hello", "-n", &ns]);
+    let replicas = cluster.run(
+        "kubectl",
+        &[
+            "get",
+            "deployment",
+            "fixed-hello",
+            "-n",
+            &ns,
+            "-o",
+            "jsonpath={.spec.replicas}",
+        ],
+    );
+    assert_eq!(replicas, "3", "an ignored field is not corrected");
+
+    let watched = check("watched", "DriftDetected").await;
+    assert_eq!(condition(&watched, "Drifted").unwrap().status, "True");
+    assert_eq!(data("watched"), "tampered", "warn only reports");
+    for name in ["fixed", "watched"] {
+        assert_eq!(
+            helm_revisions(&cluster, name, &ns),
+            1,
+            "{name}: no new revision"
+        );
+        api.delete(name, &DeleteParams::default()).await.unwrap();
+        wait_gone(&api, name, &operator).await;
+    }
+}

@@ -112,6 +112,10 @@ const TESTS: &[(&str, TestFn)] = &[
             c,
         ))
     }),
+    (
+        "drift_is_detected_and_corrected_without_a_new_revision",
+        |c| Box::pin(helmrelease::drift_is_detected_and_corrected_without_a_new_revision(c)),
+    ),
     ("helm_tests_run_after_install_and_upgrade", |c| {
         Box::pin(helmrelease::helm_tests_run_after_install_and_upgrade(c))
     }),

@@ -335,6 +335,21 @@ impl Host for CallState {
         to_json(&applied)
     }
 
+    async fn apply_dry_run(&mut self, object: Json, force: bool) -> Result<Json, Error> {
+        let grant = self.kube()?;
+        let value = parse(&object)?;
+        let (api, name) = grant.api_for_object(&value).await?;
+        let mut params = PatchParams::apply(&grant.field_manager).dry_run();
+        if force {
+            params = params.force();
+        }
+        let applied = api
+            .patch(&name, &params, &Patch::Apply(&value))
+            .await
+            .map_err(|e| api_error("dry-run apply", &name, e))?;
+        to_json(&applied)
+    }
+
     async fn delete(&mut self, object: ObjectRef, propagation: Propagation) -> Result<bool, Error> {
         let grant = self.kube()?;
         let api = grant

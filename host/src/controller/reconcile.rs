@@ -22,22 +22,24 @@ use super::sourcing::chart_source_of;
 use super::values::{ValuesInputs, compose, fetch_values_from, layers_text};
 use crate::api::{
     CrdsPolicy, DEFAULT_MAX_HISTORY, DEFAULT_ROLLBACK_MAX_RETRIES, DEFAULT_TIMEOUT_SECONDS,
-    DeletionPropagation, FINALIZER, FORCE_AT_ANNOTATION, HelmRelease, HelmReleaseStatus,
+    DeletionPropagation, DriftMode, FINALIZER, FORCE_AT_ANNOTATION, HelmRelease, HelmReleaseStatus,
     RECONCILE_AT_ANNOTATION, RemediationStrategy,
 };
 use crate::capabilities::Grants;
 use crate::capabilities::post_render::PostRenderGrant;
+use crate::capabilities::release_context::{DriftCheck, IgnoreRule};
 use crate::plugins::BackendPlugin;
 use crate::plugins::bindings::backend::exports::capstan::plugin::backend::{
     CrdPolicy, SyncAction, SyncOptions, SyncRequest, UninstallOptions,
 };
 use crate::plugins::bindings::kube::Propagation;
-use crate::plugins::bindings::release_context::TestResult;
+use crate::plugins::bindings::release_context::{DriftedObject, TestResult};
 use crate::plugins::bindings::types::{
     ChartArtifact, ChartMetadata, ErrorCode, ReleaseId, ReleaseStatus,
 };
 use crate::plugins::call::{CallError, CallFailure};
 use crate::postrender::Pipeline;
+use crate::postrender::selector::Selector;
 use crate::release::status_text;
 use crate::sources::ReleaseKey;
 
@@ -318,6 +320,11 @@ fn release_context_refusal(
     if backend.imports(RELEASE_CONTEXT_IMPORT) {
         return None;
     }
+    let drift = hr
+        .spec
+        .drift_detection
+        .as_ref()
+        .is_some_and(|d| d.mode != DriftMode::Disabled);
     let field = if let Some(namespace) = super::storage_namespace(hr, release) {
         format!(
             "storageNamespace {namespace} (the records would stay in {})",
@@ -325,6 +332,8 @@ fn release_context_refusal(
         )
     } else if tests_enabled(hr) {
         "test.enable (the tests would not run)".to_owned()
+    } else if drift {
+        "driftDetection (the release would not be compared with the cluster)".to_owned()
     } else {
         return None;
     };
@@ -332,6 +341,96 @@ fn release_context_refusal(
         "{field}: backend `{}` does not import {RELEASE_CONTEXT_IMPORT} (built before it was added to the 0.2 contract); rebuild it with the current SDK or pick another backend",
         backend.name()
     ))
+}
+
+/// The drift check `hr` asks for, or why its rules are wrong.
+fn drift_check(hr: &HelmRelease) -> Result<Option<DriftCheck>, String> {
+    let Some(spec) = hr
+        .spec
+        .drift_detection
+        .as_ref()
+        .filter(|d| d.mode != DriftMode::Disabled)
+    else {
+        return Ok(None);
+    };
+    let mut ignore = Vec::new();
+    for (index, rule) in spec.ignore.iter().enumerate() {
+        if let Some(bad) = rule.paths.iter().find(|p| !p.starts_with('/')) {
+            return Err(format!(
+                "driftDetection.ignore[{index}].paths: {bad:?} is not a JSON pointer (it starts with `/`)"
+            ));
+        }
+        let target = rule
+            .target
+            .as_ref()
+            .map(Selector::new)
+            .transpose()
+            .map_err(|e| format!("driftDetection.ignore[{index}].{e}"))?;
+        ignore.push(IgnoreRule {
+            paths: rule.paths.clone(),
+            target,
+        });
+    }
+    Ok(Some(DriftCheck {
+        correct: spec.mode == DriftMode::Enabled,
+        ignore: Arc::new(ignore),
+    }))
+}
+
+/// Record what a drift check found: the `Drifted` condition and, when something drifted,
+/// a Warning Event naming the objects.
+async fn report_drift(
+    ctx: &Context,
+    hr: &HelmRelease,
+    mut writer: StatusWriter<'_>,
+    outcome: Result<Option<Vec<DriftedObject>>, CallError>,
+    started: Instant,
+) -> Result<Next, ReconcileError> {
+    match outcome {
+        Ok(Some(drifted)) if drifted.is_empty() => {
+            writer.set(
+                "Drifted",
+                false,
+                "NoDrift",
+                "the cluster matches the release",
+            );
+        }
+        Ok(Some(drifted)) => {
+            let corrected = drifted.iter().all(|d| d.corrected);
+            let list = drifted
+                .iter()
+                .map(|d| {
+                    let namespace = d
+                        .object
+                        .namespace
+                        .as_deref()
+                        .map(|n| format!("{n}/"))
+                        .unwrap_or_default();
+                    format!(
+                        "{} {namespace}{} ({})",
+                        d.object.kind, d.object.name, d.difference
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("; ");
+            let (reason, message) = if corrected {
+                ("DriftCorrected", format!("drift corrected: {list}"))
+            } else {
+                ("DriftDetected", format!("drift detected: {list}"))
+            };
+            // Corrected drift is no longer drift; detected drift stays until it is gone.
+            writer.set("Drifted", !corrected, reason, &message);
+            publish(ctx, hr, EventType::Warning, reason, message).await;
+        }
+        Ok(None) => {}
+        Err(error) => {
+            let message = format!("drift check failed: {}", call_message(&error));
+            writer.set("Drifted", false, "DriftCheckFailed", &message);
+            tracing::warn!(%message, "drift check");
+        }
+    }
+    ctx.metrics.observe("none", true, started.elapsed());
+    finish(writer, Next::Requeue(ctx.options.resync)).await
 }
 
 fn tests_enabled(hr: &HelmRelease) -> bool {
@@ -772,7 +871,9 @@ async fn apply_inner(hr: &HelmRelease, ctx: &Context) -> Result<Next, ReconcileE
         }
     };
 
-    // No-op: same digest as the last success, and the release still at that revision.
+    // No-op: same digest as the last success, and the release still at that revision —
+    // unless drift detection wants the backend to compare it with the cluster.
+    let mut drift_only = None;
     if !forced
         && ready
         && writer.status.applied_digest.as_deref() == Some(digest.as_str())
@@ -781,8 +882,18 @@ async fn apply_inner(hr: &HelmRelease, ctx: &Context) -> Result<Next, ReconcileE
                 && Some(i64::from(info.revision)) == writer.status.revision
         })
     {
-        ctx.metrics.observe("none", true, started.elapsed());
-        return finish(writer, Next::Requeue(ctx.options.resync)).await;
+        match drift_check(hr) {
+            Ok(Some(check)) => drift_only = Some(check),
+            Ok(None) => {
+                writer.status.remove_condition("Drifted");
+                ctx.metrics.observe("none", true, started.elapsed());
+                return finish(writer, Next::Requeue(ctx.options.resync)).await;
+            }
+            Err(message) => {
+                writer.stalled("DriftDetectionError", &message);
+                return finish(writer, Next::Requeue(ctx.options.resync)).await;
+            }
+        }
     }
 
     // A digest that already failed as often as allowed waits for a change.
@@ -839,36 +950,39 @@ async fn apply_inner(hr: &HelmRelease, ctx: &Context) -> Result<Next, ReconcileE
     };
 
     let action_name = if installing { "install" } else { "upgrade" };
-    if writer.status.attempted_digest.as_deref() != Some(digest.as_str()) {
-        writer.status.failures = 0;
-    }
-    writer.status.attempted_digest = Some(digest.clone());
-    writer.status.attempted_source_revision = Some(artifact.revision.clone());
-    writer.status.chart_digest = Some(artifact.digest.clone());
-    writer.reconciling(
-        if installing {
-            "Installing"
-        } else {
-            "Upgrading"
-        },
-        &format!(
-            "running {action_name} of chart {} {}",
-            artifact.chart, artifact.version
-        ),
-    );
-    if writer
-        .status
-        .condition("Ready")
-        .is_none_or(|c| c.status != "True")
-    {
-        writer.set(
-            "Ready",
-            false,
-            "Progressing",
-            &format!("running {action_name}"),
+    // A drift check of an unchanged release is no install or upgrade to announce.
+    if drift_only.is_none() {
+        if writer.status.attempted_digest.as_deref() != Some(digest.as_str()) {
+            writer.status.failures = 0;
+        }
+        writer.status.attempted_digest = Some(digest.clone());
+        writer.status.attempted_source_revision = Some(artifact.revision.clone());
+        writer.status.chart_digest = Some(artifact.digest.clone());
+        writer.reconciling(
+            if installing {
+                "Installing"
+            } else {
+                "Upgrading"
+            },
+            &format!(
+                "running {action_name} of chart {} {}",
+                artifact.chart, artifact.version
+            ),
         );
+        if writer
+            .status
+            .condition("Ready")
+            .is_none_or(|c| c.status != "True")
+        {
+            writer.set(
+                "Ready",
+                false,
+                "Progressing",
+                &format!("running {action_name}"),
+            );
+        }
+        writer.write().await?;
     }
-    writer.write().await?;
 
     if installing
         && hr.spec.install.as_ref().is_some_and(|i| i.create_namespace)
@@ -914,8 +1028,17 @@ async fn apply_inner(hr: &HelmRelease, ctx: &Context) -> Result<Next, ReconcileE
     } else {
         writer.status.remove_condition("TestSuccess");
     }
+    if let Some(check) = &drift_only {
+        let mut context = sync_grants.release_context.take().unwrap_or_default();
+        context.drift = Some(check.clone());
+        sync_grants.release_context = Some(context);
+    }
     let test_results = sync_grants.release_context.clone();
     let outcome = backend.sync(&request, sync_grants).await;
+    if drift_only.is_some() {
+        let drifted = test_results.as_ref().and_then(|c| c.drifted.take());
+        return report_drift(ctx, hr, writer, outcome.map(|_| drifted), started).await;
+    }
     writer.now = now_rfc3339();
     if forced {
         writer.status.last_handled_force_at = force_at;

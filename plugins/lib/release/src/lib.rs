@@ -11,6 +11,7 @@
 //! lifecycle itself works on Helm v3's release model (`capstan_helm::release`).
 
 pub mod crds;
+pub mod drift;
 pub mod flavor;
 pub mod hooks;
 pub mod live;

@@ -98,6 +98,7 @@ pub fn sync(request: SyncRequest) -> Result<SyncOutcome, Error> {
             Level::Info,
             &format!("{}: {}; nothing to do", describe(id), decision.plan.reason),
         );
+        crate::drift::check_if_asked(id, &deployed);
         return Ok(SyncOutcome {
             action: SyncAction::Unchanged,
             release: store::info(&deployed),
