@@ -1268,6 +1268,7 @@ async fn operate(
         dependencies: Default::default(),
         remotes: Default::default(),
         values_egress: parts.egress.clone(),
+        drift_schedule: Default::default(),
         options: ControllerOptions {
             resync: Duration::from_secs(operator.resync_interval.max(1)),
             source_tick: Duration::from_secs(operator.source_interval.clamp(1, 10)),

@@ -2504,15 +2504,21 @@ pub async fn drift_is_detected_and_corrected_without_a_new_revision(cluster: Arc
     let api: Api<HelmRelease> = Api::namespaced(cluster.client().await, &ns);
     let operator = Operator::start(&cluster, dir.path(), &[]);
     let chart = serde_json::json!({"git": url, "ref": "main", "path": "charts/hello"});
-    for (name, mode) in [("fixed", "enabled"), ("watched", "warn")] {
+    // `watched` ignores its ConfigMap's message; `fixed` ignores nothing.
+    for (name, drift) in [
+        ("fixed", serde_json::json!({"mode": "enabled"})),
+        (
+            "watched",
+            serde_json::json!({"mode": "warn", "ignore": [
+            {"paths": ["/data/message"], "target": {"kind": "ConfigMap"}}]}),
+        ),
+    ] {
         api.create(
             &PostParams::default(),
             &helm_release(
                 name,
                 &ns,
-                serde_json::json!({"chart": chart, "releaseName": name,
-                    "driftDetection": {"mode": mode, "ignore": [
-                        {"paths": ["/spec/replicas"], "target": {"kind": "Deployment"}}]}}),
+                serde_json::json!({"chart": chart, "releaseName": name, "driftDetection": drift}),
             ),
         )
         .await
@@ -2589,33 +2595,42 @@ pub async fn drift_is_detected_and_corrected_without_a_new_revision(cluster: Arc
     }
     cluster.run("kubectl", &["delete", "service", "fixed-hello", "-n", &ns]);
 
+    let replicas = |name: &str| {
+        cluster.run(
+            "kubectl",
+            &[
+                "get",
+                "deployment",
+                &format!("{name}-hello"),
+                "-n",
+                &ns,
+                "-o",
+                "jsonpath={.spec.replicas}",
+            ],
+        )
+    };
     let fixed = check("fixed", "DriftCorrected").await;
     let message = &condition(&fixed, "Drifted").unwrap().message;
     assert!(
         message.contains(&format!("ConfigMap {ns}/fixed-hello (/data/message)"))
             && message.contains(&format!("Service {ns}/fixed-hello (missing)"))
-            && !message.contains("Deployment"),
+            && message.contains(&format!("Deployment {ns}/fixed-hello (/spec/replicas)")),
         "{message}"
     );
     assert_eq!(data("fixed"), original, "the ConfigMap is put back");
+    assert_eq!(replicas("fixed"), "1", "kubectl scale is undone");
     cluster.run("kubectl", &["get", "service", "fixed-hello", "-n", &ns]);
-    let replicas = cluster.run(
-        "kubectl",
-        &[
-            "get",
-            "deployment",
-            "fixed-hello",
-            "-n",
-            &ns,
-            "-o",
-            "jsonpath={.spec.replicas}",
-        ],
-    );
-    assert_eq!(replicas, "3", "an ignored field is not corrected");
 
     let watched = check("watched", "DriftDetected").await;
+    let message = &condition(&watched, "Drifted").unwrap().message;
     assert_eq!(condition(&watched, "Drifted").unwrap().status, "True");
+    assert!(
+        message.contains(&format!("Deployment {ns}/watched-hello (/spec/replicas)"))
+            && !message.contains("ConfigMap"),
+        "an ignored field is not drift: {message}"
+    );
     assert_eq!(data("watched"), "tampered", "warn only reports");
+    assert_eq!(replicas("watched"), "3", "warn only reports");
     for name in ["fixed", "watched"] {
         assert_eq!(
             helm_revisions(&cluster, name, &ns),

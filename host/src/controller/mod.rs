@@ -90,6 +90,33 @@ pub struct Context {
     pub remotes: remote::RemoteClusters,
     /// What `valuesFrom[].externalSourceRef` URLs may reach (the sources' egress rules).
     pub values_egress: Arc<crate::capabilities::egress::EgressPolicy>,
+    /// When each release was last checked for drift.
+    pub drift_schedule: DriftSchedule,
+}
+
+/// When each release was last compared with the cluster (drift detection), so that a
+/// release is compared at most once per resync interval whatever triggers its reconciles.
+#[derive(Default)]
+pub struct DriftSchedule {
+    checked: std::sync::Mutex<BTreeMap<(String, String), std::time::Instant>>,
+}
+
+impl DriftSchedule {
+    /// Whether the HelmRelease `namespace/name` is due a drift check (and if so, note it as
+    /// checked now): never checked, or last checked at least `interval` ago (less a tenth,
+    /// so a resync that comes a little early still checks).
+    pub fn due(&self, namespace: &str, name: &str, interval: Duration) -> bool {
+        let mut checked = self.checked.lock().unwrap_or_else(|e| e.into_inner());
+        let key = (namespace.to_owned(), name.to_owned());
+        let now = std::time::Instant::now();
+        let due = checked
+            .get(&key)
+            .is_none_or(|last| now.duration_since(*last) >= interval - interval / 10);
+        if due {
+            checked.insert(key, now);
+        }
+        due
+    }
 }
 
 /// Which HelmRelease manages each Helm release (`namespace/name`): the first one to
@@ -467,6 +494,16 @@ mod tests {
             namespace: "n".into(),
             name: name.into(),
         }
+    }
+
+    #[test]
+    fn a_release_is_due_a_drift_check_once_per_interval() {
+        let schedule = DriftSchedule::default();
+        let hour = Duration::from_secs(3600);
+        assert!(schedule.due("n", "a", hour));
+        assert!(!schedule.due("n", "a", hour), "checked a moment ago");
+        assert!(schedule.due("n", "b", hour), "each release on its own");
+        assert!(schedule.due("n", "a", Duration::ZERO));
     }
 
     #[test]

@@ -653,6 +653,8 @@ async fn apply_inner(hr: &HelmRelease, ctx: &Context) -> Result<Next, ReconcileE
     };
     let reconcile_at = hr.annotation(RECONCILE_AT_ANNOTATION).map(str::to_owned);
     let force_at = hr.annotation(FORCE_AT_ANNOTATION).map(str::to_owned);
+    let reconcile_requested =
+        reconcile_at.is_some() && reconcile_at != writer.status.last_handled_reconcile_at;
     if reconcile_at.is_some() {
         writer.status.last_handled_reconcile_at = reconcile_at;
     }
@@ -882,10 +884,21 @@ async fn apply_inner(hr: &HelmRelease, ctx: &Context) -> Result<Next, ReconcileE
                 && Some(i64::from(info.revision)) == writer.status.revision
         })
     {
+        // At most one comparison per release per resync interval, unless asked for.
+        let due = |ctx: &Context| {
+            reconcile_requested
+                || ctx.drift_schedule.due(
+                    &hr.namespace_or_default(),
+                    &hr.name_any(),
+                    ctx.options.resync,
+                )
+        };
         match drift_check(hr) {
-            Ok(Some(check)) => drift_only = Some(check),
-            Ok(None) => {
-                writer.status.remove_condition("Drifted");
+            Ok(Some(check)) if due(ctx) => drift_only = Some(check),
+            Ok(check) => {
+                if check.is_none() {
+                    writer.status.remove_condition("Drifted");
+                }
                 ctx.metrics.observe("none", true, started.elapsed());
                 return finish(writer, Next::Requeue(ctx.options.resync)).await;
             }
