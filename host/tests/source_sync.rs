@@ -69,6 +69,7 @@ fn commit(dir: &Path, path: &str, contents: &str) -> String {
 struct Fixture {
     _work: tempfile::TempDir,
     sync: SourceSync,
+    artifacts: Arc<ArtifactStore>,
     metrics: Arc<SourceMetrics>,
     mirrors_dir: PathBuf,
     _runtime: PluginRuntime,
@@ -111,14 +112,21 @@ async fn fixture_with_timeout(fetch_timeout: Duration) -> Fixture {
         parallelism: 4,
     };
     let catalog = sources_support::catalog(&runtime, &["git"]).await;
-    let sync = SourceSync::new(options, mirrors, artifacts, catalog, Some(metrics.clone()))
-        .with_http(HttpOptions {
-            egress: egress_support::loopback_and_local_paths(),
-            ..HttpOptions::default()
-        });
+    let sync = SourceSync::new(
+        options,
+        mirrors,
+        Arc::clone(&artifacts),
+        catalog,
+        Some(metrics.clone()),
+    )
+    .with_http(HttpOptions {
+        egress: egress_support::loopback_and_local_paths(),
+        ..HttpOptions::default()
+    });
     Fixture {
         _work: work,
         sync,
+        artifacts,
         metrics,
         mirrors_dir,
         _runtime: runtime,
@@ -175,6 +183,126 @@ async fn only_pushes_that_touch_the_chart_path_yield_a_new_artifact() {
     let new = moved.releases[&release(1)].clone().unwrap();
     assert_ne!(new.digest, artifact.digest);
     assert_eq!(new.revision, head);
+}
+
+/// The paths inside a chart archive.
+fn archive_paths(archive: &[u8]) -> Vec<String> {
+    let mut tar = tar::Archive::new(flate2::read::GzDecoder::new(archive));
+    tar.entries()
+        .unwrap()
+        .map(|e| e.unwrap().path().unwrap().display().to_string())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn file_dependencies_are_built_from_the_same_commit() {
+    let f = fixture().await;
+    let repo = tempfile::tempdir().unwrap();
+    let dir = repo.path();
+    write(
+        dir,
+        "charts/app/Chart.yaml",
+        "apiVersion: v2\nname: app\nversion: 1.0.0\ndependencies:\n- name: common\n  version: ^0.1.0\n  repository: file://../common\n",
+    );
+    write(dir, "charts/app/templates/cm.yaml", "kind: ConfigMap\n");
+    write(
+        dir,
+        "charts/common/Chart.yaml",
+        "apiVersion: v2\nname: common\nversion: 0.1.0\ndependencies:\n- name: base\n  repository: file://./base\n",
+    );
+    write(
+        dir,
+        "charts/common/templates/_helpers.tpl",
+        "{{- define \"x\" }}x{{ end }}\n",
+    );
+    write(
+        dir,
+        "charts/common/base/Chart.yaml",
+        "apiVersion: v2\nname: base\nversion: 2.0.0\n",
+    );
+    // Vendored already: left as it is.
+    write(
+        dir,
+        "charts/vendored/Chart.yaml",
+        "apiVersion: v2\nname: vendored\nversion: 1.0.0\ndependencies:\n- name: common\n  version: ^0.1.0\n  repository: https://charts.example.com\n",
+    );
+    write(
+        dir,
+        "charts/vendored/charts/common/Chart.yaml",
+        "apiVersion: v2\nname: common\nversion: 0.1.0\n",
+    );
+    write(
+        dir,
+        "charts/remote/Chart.yaml",
+        "apiVersion: v2\nname: remote\nversion: 1.0.0\ndependencies:\n- name: redis\n  version: 19.x\n  repository: https://charts.example.com\n",
+    );
+    write(
+        dir,
+        "charts/mismatch/Chart.yaml",
+        "apiVersion: v2\nname: mismatch\nversion: 1.0.0\ndependencies:\n- name: common\n  version: ^1.0.0\n  repository: file://../common\n",
+    );
+    git(dir, &["init", "-q", "-b", "main"]);
+    git(dir, &["add", "."]);
+    git(dir, &["commit", "-qm", "charts"]);
+    let url = format!("file://{}", dir.display());
+    let specs = BTreeMap::from([
+        (release(1), source(&url, main_branch(), "charts/app")),
+        (release(2), source(&url, main_branch(), "charts/vendored")),
+        (release(3), source(&url, main_branch(), "charts/remote")),
+        (release(4), source(&url, main_branch(), "charts/mismatch")),
+    ]);
+    let t0 = Instant::now();
+    let first = f.sync.pass(&specs, &NoCredentials, t0).await;
+    let app = first.releases[&release(1)].clone().unwrap();
+    let paths = archive_paths(&f.artifacts.get(&app.digest).unwrap());
+    assert!(
+        paths.contains(&"app/charts/common-0.1.0.tgz".to_owned()),
+        "{paths:?}"
+    );
+    // The dependency carries its own file:// dependency.
+    let archive = f.artifacts.get(&app.digest).unwrap();
+    let tgz = {
+        let mut tar = tar::Archive::new(flate2::read::GzDecoder::new(&archive[..]));
+        let mut entry = tar
+            .entries()
+            .unwrap()
+            .map(Result::unwrap)
+            .find(|e| e.path().unwrap().ends_with("common-0.1.0.tgz"))
+            .unwrap();
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut entry, &mut bytes).unwrap();
+        bytes
+    };
+    assert!(archive_paths(&tgz).contains(&"common/charts/base-2.0.0.tgz".to_owned()));
+    let vendored = first.releases[&release(2)].clone().unwrap();
+    let paths = archive_paths(&f.artifacts.get(&vendored.digest).unwrap());
+    assert!(
+        paths.contains(&"vendored/charts/common/Chart.yaml".to_owned()),
+        "{paths:?}"
+    );
+    let remote = first.releases[&release(3)].clone().unwrap_err().to_string();
+    assert!(
+        remote.contains("dependency `redis` (https://charts.example.com) is not in charts/"),
+        "{remote}"
+    );
+    let mismatch = first.releases[&release(4)].clone().unwrap_err().to_string();
+    assert!(
+        mismatch.contains("dependency `common`: file://../common holds version 0.1.0, which does not satisfy `^1.0.0`"),
+        "{mismatch}"
+    );
+
+    // A commit that changes only the dependency gives the chart a new artifact.
+    commit(
+        dir,
+        "charts/common/templates/_more.tpl",
+        "{{- define \"y\" }}y{{ end }}\n",
+    );
+    let next = f.sync.pass(&specs, &NoCredentials, t0 + INTERVAL).await;
+    assert!(next.changed.contains(&release(1)), "{next:?}");
+    assert_ne!(
+        next.releases[&release(1)].as_ref().unwrap().digest,
+        app.digest
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

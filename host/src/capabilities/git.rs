@@ -141,6 +141,41 @@ fn resolve_commit(repository: &Repository, reference: &str) -> Result<Oid, Error
     ))
 }
 
+/// The bytes of the file at `path` in `commit` (none when no file is there), sized from
+/// its object header against `cap` before it is inflated.
+fn read_file(
+    repository: &Repository,
+    commit: &str,
+    path: &str,
+    cap: usize,
+) -> Result<Option<Vec<u8>>, Error> {
+    let oid = Oid::from_str(commit).map_err(|e| git_error(&format!("commit id `{commit}`"), e))?;
+    let tree = repository
+        .find_commit(oid)
+        .and_then(|c| c.tree())
+        .map_err(|e| git_error(&format!("commit {commit}"), e))?;
+    let Ok(entry) = tree.get_path(Path::new(path.trim_matches('/'))) else {
+        return Ok(None);
+    };
+    if entry.kind() != Some(ObjectType::Blob) || entry.filemode() == 0o120000 {
+        return Ok(None);
+    }
+    let (size, _) = repository
+        .odb()
+        .and_then(|odb| odb.read_header(entry.id()))
+        .map_err(|e| git_error(&format!("read `{path}` at {commit}"), e))?;
+    if size > cap {
+        return Err(error(
+            ErrorCode::InvalidInput,
+            format!("`{path}` at {commit} holds more than {} MiB", cap >> 20),
+        ));
+    }
+    let blob = repository
+        .find_blob(entry.id())
+        .map_err(|e| git_error(&format!("read `{path}` at {commit}"), e))?;
+    Ok(Some(blob.content().to_vec()))
+}
+
 fn subtree<'r>(
     repository: &'r Repository,
     commit: &str,
@@ -267,6 +302,19 @@ impl HostRepository for CallState {
         let repository_path = self.repository_path(&handle)?;
         blocking(&repository_path, move |repository| {
             read_files(repository, &commit, &path, MAX_TREE_BYTES)
+        })
+        .await
+    }
+
+    async fn read_file(
+        &mut self,
+        handle: Resource<OpenRepository>,
+        commit: String,
+        path: String,
+    ) -> Result<Option<Vec<u8>>, Error> {
+        let repository_path = self.repository_path(&handle)?;
+        blocking(&repository_path, move |repository| {
+            read_file(repository, &commit, &path, MAX_TREE_BYTES)
         })
         .await
     }

@@ -11,8 +11,11 @@
 //!   a commit that does not touch the chart keeps the same content id (the host then reuses
 //!   the artifact it has).
 //! - `fetch` packages the chart folder at that commit into a chart archive, like
-//!   `helm package`, deterministically (same tree, same bytes, same digest).
+//!   `helm package`, deterministically (same tree, same bytes, same digest), after building
+//!   its `file://` dependencies from the same commit as `helm dependency build` does
+//!   ([`dependencies`]; their folders count in the content id).
 
+mod dependencies;
 mod package;
 mod refs;
 
@@ -90,10 +93,10 @@ impl Guest for GitChartSource {
         let spec: GitSpec = request.spec_as()?;
         let repository = git::open(&spec.url)?;
         let commit = resolve_commit(&repository, &spec)?;
-        let tree = repository.tree_id(&commit, spec.path())?;
+        let content_id = dependencies::content_id(&repository, &commit, spec.path())?;
         Ok(Revision {
             id: commit,
-            content_id: tree,
+            content_id,
         })
     }
 
@@ -101,7 +104,7 @@ impl Guest for GitChartSource {
         let spec: GitSpec = request.spec_as()?;
         let repository = git::open(&spec.url)?;
         let files = repository.read_tree(&at.id, spec.path())?;
-        let files: Vec<package::SourceFile> = files
+        let mut files: Vec<package::SourceFile> = files
             .into_iter()
             .map(|f| package::SourceFile {
                 path: f.path,
@@ -109,6 +112,12 @@ impl Guest for GitChartSource {
                 contents: f.contents,
             })
             .collect();
+        dependencies::build(&repository, &at.id, spec.path(), &mut files, 0).map_err(|e| {
+            Error::new(
+                ErrorCode::InvalidInput,
+                format!("chart at commit {}: {e}", at.id),
+            )
+        })?;
         let packaged = package::package(&files).map_err(|e| {
             Error::new(
                 ErrorCode::InvalidInput,
