@@ -5,10 +5,14 @@
 //! ConfigMaps and Secrets, and new artifacts, wake the releases concerned.
 
 pub mod backends;
+pub mod contract;
 pub mod dependencies;
+pub mod drift;
+pub mod helm_tests;
 pub mod identity;
 pub mod leader;
 pub mod metrics;
+pub mod options;
 pub mod queue;
 pub mod reconcile;
 pub mod refs;

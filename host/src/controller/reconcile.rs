@@ -13,33 +13,33 @@ use kube::runtime::events::{Event as KubeEvent, EventType};
 use kube::runtime::finalizer::{Event as Finalizer, finalizer};
 use kube::runtime::reflector::ObjectRef;
 use kube::{Api, Resource, ResourceExt};
-use sha2::{Digest, Sha256};
 
 use super::Context;
+use super::contract::{post_render_grant, release_context_refusal};
+use super::drift::{drift_check, report_drift};
+use super::helm_tests::{test_verdict, tests_enabled};
+use super::options::{
+    desired_digest, options_text, retries_allowed, rollback_options, rolls_back, sha256_text,
+    sync_options, timeout_seconds, upgrade_strategy,
+};
 use super::queue::Next;
 use super::remote::RemoteCluster;
 use super::sourcing::chart_source_of;
 use super::values::{ValuesInputs, compose, fetch_values_from, layers_text};
 use crate::api::{
-    CrdsPolicy, DEFAULT_MAX_HISTORY, DEFAULT_ROLLBACK_MAX_RETRIES, DEFAULT_TIMEOUT_SECONDS,
-    DeletionPropagation, DriftMode, FINALIZER, FORCE_AT_ANNOTATION, HelmRelease, HelmReleaseStatus,
-    RECONCILE_AT_ANNOTATION, RemediationStrategy,
+    DEFAULT_ROLLBACK_MAX_RETRIES, DeletionPropagation, FINALIZER, FORCE_AT_ANNOTATION, HelmRelease,
+    HelmReleaseStatus, RECONCILE_AT_ANNOTATION, RemediationStrategy,
 };
 use crate::capabilities::Grants;
-use crate::capabilities::post_render::PostRenderGrant;
-use crate::capabilities::release_context::{DriftCheck, IgnoreRule};
 use crate::plugins::BackendPlugin;
 use crate::plugins::bindings::backend::exports::capstan::plugin::backend::{
-    CrdPolicy, SyncAction, SyncOptions, SyncRequest, UninstallOptions,
+    SyncAction, SyncOptions, SyncRequest, UninstallOptions,
 };
 use crate::plugins::bindings::kube::Propagation;
-use crate::plugins::bindings::release_context::{DriftedObject, TestResult};
 use crate::plugins::bindings::types::{
     ChartArtifact, ChartMetadata, ErrorCode, ReleaseId, ReleaseStatus,
 };
 use crate::plugins::call::{CallError, CallFailure};
-use crate::postrender::Pipeline;
-use crate::postrender::selector::Selector;
 use crate::release::status_text;
 use crate::sources::ReleaseKey;
 
@@ -148,23 +148,6 @@ fn key_of(hr: &HelmRelease) -> ReleaseKey {
     }
 }
 
-/// The operation budget: `spec.timeout`, 300 s by default.
-fn timeout_seconds(hr: &HelmRelease) -> u32 {
-    hr.spec
-        .timeout
-        .unwrap_or(DEFAULT_TIMEOUT_SECONDS)
-        .clamp(1, i64::from(u32::MAX)) as u32
-}
-
-/// `upgrade.remediation.strategy`, when set.
-fn upgrade_strategy(hr: &HelmRelease) -> Option<RemediationStrategy> {
-    hr.spec
-        .upgrade
-        .as_ref()
-        .and_then(|u| u.remediation.as_ref())
-        .and_then(|r| r.strategy)
-}
-
 /// `install.createNamespace`: create the target namespace, as the release's identity, unless
 /// it exists (Helm's `--create-namespace`; the namespace is not part of the release).
 async fn create_namespace(
@@ -191,344 +174,8 @@ async fn create_namespace(
     }
 }
 
-/// A `crds` policy of the spec as the backend contract names it.
-fn crd_policy(policy: CrdsPolicy) -> CrdPolicy {
-    match policy {
-        CrdsPolicy::Skip => CrdPolicy::Skip,
-        CrdsPolicy::Create => CrdPolicy::Create,
-        CrdsPolicy::CreateReplace => CrdPolicy::CreateReplace,
-    }
-}
-
-/// The options of a sync that installs (`installing`) or upgrades the release: Helm
-/// Operator's top-level fields, refined by Flux v2's `install` and `upgrade` sections.
-fn sync_options(hr: &HelmRelease, installing: bool) -> SyncOptions {
-    let spec = &hr.spec;
-    let install = spec.install.clone().unwrap_or_default();
-    let upgrade = spec.upgrade.clone().unwrap_or_default();
-    let rollback_enabled = spec.rollback.as_ref().is_some_and(|r| r.enable);
-    let disable_wait = if installing {
-        install.disable_wait
-    } else {
-        upgrade.disable_wait
-    };
-    SyncOptions {
-        wait: spec.wait.unwrap_or(rollback_enabled) && !disable_wait,
-        timeout_seconds: timeout_seconds(hr),
-        atomic: true,
-        // A failed upgrade is rolled back by the host, with `rollback.*`'s own options
-        // ([`rollback_options`]), not within the sync with the upgrade's.
-        rollback_on_failure: false,
-        max_history: spec
-            .max_history
-            .unwrap_or(DEFAULT_MAX_HISTORY)
-            .clamp(0, i64::from(u32::MAX)) as u32,
-        force: !installing && (spec.force_upgrade || upgrade.force),
-        install_crds: match install.crds {
-            Some(policy) => crd_policy(policy),
-            None if spec.skip_crds => CrdPolicy::Skip,
-            None => CrdPolicy::Create,
-        },
-        upgrade_crds: upgrade.crds.map_or(CrdPolicy::Skip, crd_policy),
-        disable_hooks: if installing {
-            install.disable_hooks
-        } else {
-            upgrade.disable_hooks
-        },
-        description: None,
-        upgrade_unchanged: false,
-    }
-}
-
-/// Whether a failed upgrade is rolled back: `upgrade.remediation.strategy`, else
-/// `rollback.enable`.
-fn rolls_back(hr: &HelmRelease) -> bool {
-    match upgrade_strategy(hr) {
-        Some(RemediationStrategy::Rollback) => true,
-        Some(RemediationStrategy::Uninstall) => false,
-        None => hr.spec.rollback.as_ref().is_some_and(|r| r.enable),
-    }
-}
-
-/// The options of the rollback of a failed upgrade: `rollback.{timeout, wait, force,
-/// disableHooks}` (Helm Operator's; `recreate` is accepted and has no effect, as Helm 3's
-/// `--recreate-pods`), the history limit of the release.
-fn rollback_options(hr: &HelmRelease) -> SyncOptions {
-    let rollback = hr.spec.rollback.clone().unwrap_or_default();
-    SyncOptions {
-        wait: rollback.wait,
-        timeout_seconds: rollback.timeout.map_or_else(
-            || timeout_seconds(hr),
-            |t| t.clamp(1, i64::from(u32::MAX)) as u32,
-        ),
-        atomic: false,
-        rollback_on_failure: false,
-        max_history: sync_options(hr, false).max_history,
-        force: rollback.force,
-        install_crds: CrdPolicy::Skip,
-        upgrade_crds: CrdPolicy::Skip,
-        disable_hooks: rollback.disable_hooks,
-        description: None,
-        upgrade_unchanged: false,
-    }
-}
-
-/// What the digest covers of the options: both actions' (a change of an install-only
-/// option after the install is still a change of the spec), and the target cluster.
-fn options_text(hr: &HelmRelease, remote: Option<&RemoteCluster>) -> String {
-    let mut text = format!(
-        "install {:?}; upgrade {:?}; rollback {}: {:?}; create namespace {}; cluster {}",
-        sync_options(hr, true),
-        sync_options(hr, false),
-        rolls_back(hr),
-        rollback_options(hr),
-        hr.spec.install.as_ref().is_some_and(|i| i.create_namespace),
-        remote.map_or("", |cluster| cluster.id.as_str())
-    );
-    // Post-rendering counts only when asked for, so that releases without it keep the
-    // digest they had before it existed (no upgrade of every release on a new operator).
-    let spec = &hr.spec;
-    if let Some(namespace) = spec.storage_namespace.as_deref().filter(|n| !n.is_empty()) {
-        text.push_str(&format!("; storage namespace {namespace}"));
-    }
-    let common = spec
-        .common_metadata
-        .as_ref()
-        .filter(|m| !m.labels.is_empty() || !m.annotations.is_empty());
-    if !spec.post_renderers.is_empty() || common.is_some() {
-        text.push_str(&format!(
-            "; post-render {:?} {:?} {:?}",
-            spec.post_renderers,
-            common,
-            spec.post_render_strategy.unwrap_or_default()
-        ));
-    }
-    text
-}
-
-/// The interface a backend must import to post-render.
-const POST_RENDER_IMPORT: &str = "capstan:plugin/post-render";
-/// The interface a backend must import to keep records in a storage namespace.
-const RELEASE_CONTEXT_IMPORT: &str = "capstan:plugin/release-context";
-
-/// Why `backend` cannot serve the release-level options `hr` sets, if it cannot.
-fn release_context_refusal(
-    hr: &HelmRelease,
-    release: &ReleaseId,
-    backend: &BackendPlugin,
-) -> Option<String> {
-    if backend.imports(RELEASE_CONTEXT_IMPORT) {
-        return None;
-    }
-    let drift = hr
-        .spec
-        .drift_detection
-        .as_ref()
-        .is_some_and(|d| d.mode != DriftMode::Disabled);
-    let field = if let Some(namespace) = super::storage_namespace(hr, release) {
-        format!(
-            "storageNamespace {namespace} (the records would stay in {})",
-            release.namespace
-        )
-    } else if tests_enabled(hr) {
-        "test.enable (the tests would not run)".to_owned()
-    } else if drift {
-        "driftDetection (the release would not be compared with the cluster)".to_owned()
-    } else {
-        return None;
-    };
-    Some(format!(
-        "{field}: backend `{}` does not import {RELEASE_CONTEXT_IMPORT} (built before it was added to the 0.2 contract); rebuild it with the current SDK or pick another backend",
-        backend.name()
-    ))
-}
-
-/// The drift check `hr` asks for, or why its rules are wrong.
-fn drift_check(hr: &HelmRelease) -> Result<Option<DriftCheck>, String> {
-    let Some(spec) = hr
-        .spec
-        .drift_detection
-        .as_ref()
-        .filter(|d| d.mode != DriftMode::Disabled)
-    else {
-        return Ok(None);
-    };
-    let mut ignore = Vec::new();
-    for (index, rule) in spec.ignore.iter().enumerate() {
-        if let Some(bad) = rule.paths.iter().find(|p| !p.starts_with('/')) {
-            return Err(format!(
-                "driftDetection.ignore[{index}].paths: {bad:?} is not a JSON pointer (it starts with `/`)"
-            ));
-        }
-        let target = rule
-            .target
-            .as_ref()
-            .map(Selector::new)
-            .transpose()
-            .map_err(|e| format!("driftDetection.ignore[{index}].{e}"))?;
-        ignore.push(IgnoreRule {
-            paths: rule.paths.clone(),
-            target,
-        });
-    }
-    Ok(Some(DriftCheck {
-        correct: spec.mode == DriftMode::Enabled,
-        ignore: Arc::new(ignore),
-    }))
-}
-
-/// Record what a drift check found: the `Drifted` condition and, when something drifted,
-/// a Warning Event naming the objects.
-async fn report_drift(
-    ctx: &Context,
-    hr: &HelmRelease,
-    mut writer: StatusWriter<'_>,
-    outcome: Result<Option<Vec<DriftedObject>>, CallError>,
-    started: Instant,
-) -> Result<Next, ReconcileError> {
-    match outcome {
-        Ok(Some(drifted)) if drifted.is_empty() => {
-            writer.set(
-                "Drifted",
-                false,
-                "NoDrift",
-                "the cluster matches the release",
-            );
-        }
-        Ok(Some(drifted)) => {
-            let corrected = drifted.iter().all(|d| d.corrected);
-            let list = drifted
-                .iter()
-                .map(|d| {
-                    let namespace = d
-                        .object
-                        .namespace
-                        .as_deref()
-                        .map(|n| format!("{n}/"))
-                        .unwrap_or_default();
-                    format!(
-                        "{} {namespace}{} ({})",
-                        d.object.kind, d.object.name, d.difference
-                    )
-                })
-                .collect::<Vec<_>>()
-                .join("; ");
-            let (reason, message) = if corrected {
-                ("DriftCorrected", format!("drift corrected: {list}"))
-            } else {
-                ("DriftDetected", format!("drift detected: {list}"))
-            };
-            // Corrected drift is no longer drift; detected drift stays until it is gone.
-            writer.set("Drifted", !corrected, reason, &message);
-            publish(ctx, hr, EventType::Warning, reason, message).await;
-        }
-        Ok(None) => {}
-        Err(error) => {
-            let message = format!("drift check failed: {}", call_message(&error));
-            writer.set("Drifted", false, "DriftCheckFailed", &message);
-            tracing::warn!(%message, "drift check");
-        }
-    }
-    ctx.metrics.observe("none", true, started.elapsed());
-    finish(writer, Next::Requeue(ctx.options.resync)).await
-}
-
-fn tests_enabled(hr: &HelmRelease) -> bool {
-    hr.spec.test.as_ref().is_some_and(|t| t.enable)
-}
-
-/// What the test results of a sync mean: the `TestSuccess` condition's status, reason and
-/// message.
-fn test_verdict(results: &[TestResult]) -> (bool, &'static str, String) {
-    let failed: Vec<&TestResult> = results.iter().filter(|r| r.phase == "Failed").collect();
-    if results.is_empty() {
-        return (true, "TestSucceeded", "the chart has no tests".into());
-    }
-    match failed.first() {
-        None => (
-            true,
-            "TestSucceeded",
-            format!(
-                "{} test(s) passed: {}",
-                results.len(),
-                results
-                    .iter()
-                    .map(|r| r.name.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        ),
-        Some(first) => (
-            false,
-            "TestFailed",
-            format!(
-                "test {} {} failed{}",
-                first.kind,
-                first.name,
-                first
-                    .message
-                    .as_deref()
-                    .map(|m| format!(": {m}"))
-                    .unwrap_or_default()
-            ),
-        ),
-    }
-}
-
-/// The release's post-rendering for `backend`, or why it cannot be had (a post-renderer
-/// the spec gets wrong, or a backend built before `post-render` existed).
-fn post_render_grant(
-    ctx: &Context,
-    hr: &HelmRelease,
-    backend: &BackendPlugin,
-) -> Result<Option<PostRenderGrant>, String> {
-    let plugins = &ctx.backends.current().post_renderers;
-    let Some(pipeline) = Pipeline::for_release(hr, plugins).map_err(|e| e.to_string())? else {
-        return Ok(None);
-    };
-    if !backend.imports(POST_RENDER_IMPORT) {
-        return Err(format!(
-            "backend `{}` does not import {POST_RENDER_IMPORT} (built before post-rendering was added to the 0.2 contract), so it cannot apply postRenderers or commonMetadata; rebuild it with the current SDK or pick another backend",
-            backend.name()
-        ));
-    }
-    Ok(Some(PostRenderGrant {
-        pipeline: Arc::new(pipeline),
-    }))
-}
-
-/// Digest of everything that decides what `sync` would produce: the chart archive, the
-/// value layers (see [`super::values::layers_text`]), the options, the backend and the
-/// release identity.
-pub fn desired_digest(
-    chart_digest: &str,
-    values_text: &str,
-    options: &str,
-    backend: &str,
-    release: &ReleaseId,
-) -> String {
-    let mut hasher = Sha256::new();
-    for part in [
-        chart_digest,
-        values_text,
-        options,
-        backend,
-        &release.namespace,
-        &release.name,
-    ] {
-        hasher.update((part.len() as u64).to_be_bytes());
-        hasher.update(part.as_bytes());
-    }
-    format!("sha256:{}", hex::encode(hasher.finalize()))
-}
-
-/// `sha256:<hex>` of `text`.
-fn sha256_text(text: &str) -> String {
-    format!("sha256:{}", hex::encode(Sha256::digest(text.as_bytes())))
-}
-
 /// Status changes of one reconcile, written at the end (and once before a long action).
-struct StatusWriter<'a> {
+pub(crate) struct StatusWriter<'a> {
     hr: &'a HelmRelease,
     ctx: &'a Context,
     status: HelmReleaseStatus,
@@ -537,7 +184,7 @@ struct StatusWriter<'a> {
 }
 
 impl StatusWriter<'_> {
-    fn set(&mut self, type_: &str, status: bool, reason: &str, message: &str) {
+    pub(crate) fn set(&mut self, type_: &str, status: bool, reason: &str, message: &str) {
         let (generation, now) = (self.generation, self.now.clone());
         self.status
             .set_condition(type_, status, reason, message, generation, &now);
@@ -586,7 +233,13 @@ impl StatusWriter<'_> {
     }
 }
 
-async fn publish(ctx: &Context, hr: &HelmRelease, type_: EventType, reason: &str, note: String) {
+pub(crate) async fn publish(
+    ctx: &Context,
+    hr: &HelmRelease,
+    type_: EventType,
+    reason: &str,
+    note: String,
+) {
     let event = KubeEvent {
         type_,
         reason: reason.to_owned(),
@@ -600,27 +253,12 @@ async fn publish(ctx: &Context, hr: &HelmRelease, type_: EventType, reason: &str
 }
 
 /// Finish a reconcile by writing the status; a status write failure is retried.
-async fn finish(mut writer: StatusWriter<'_>, action: Next) -> Result<Next, ReconcileError> {
+pub(crate) async fn finish(
+    mut writer: StatusWriter<'_>,
+    action: Next,
+) -> Result<Next, ReconcileError> {
     writer.write().await?;
     Ok(action)
-}
-
-/// Retries allowed after a failed install or upgrade; `None` is unlimited.
-fn retries_allowed(hr: &HelmRelease, installing: bool) -> Option<i64> {
-    let configured = if installing {
-        hr.spec
-            .install
-            .as_ref()
-            .and_then(|i| i.remediation.as_ref())
-            .and_then(|r| r.retries)
-    } else {
-        hr.spec
-            .upgrade
-            .as_ref()
-            .and_then(|u| u.remediation.as_ref())
-            .and_then(|r| r.retries)
-    };
-    configured.filter(|r| *r >= 0)
 }
 
 #[tracing::instrument(name = "reconcile", skip_all, fields(helmrelease = %key_of(hr)))]
@@ -1429,82 +1067,5 @@ mod tests {
                 "{failures}: {delay}"
             );
         }
-    }
-
-    #[test]
-    fn digest_changes_with_each_input() {
-        let release = ReleaseId {
-            name: "r".into(),
-            namespace: "n".into(),
-        };
-        let hr = HelmRelease::new("a", crate::api::HelmReleaseSpec::default());
-        let options = options_text(&hr, None);
-        let base = desired_digest("sha256:a", "{}", &options, "helm3", &release);
-        assert_eq!(
-            base,
-            desired_digest("sha256:a", "{}", &options, "helm3", &release)
-        );
-        assert_ne!(
-            base,
-            desired_digest("sha256:b", "{}", &options, "helm3", &release)
-        );
-        assert_ne!(
-            base,
-            desired_digest("sha256:a", "{\"a\":1}", &options, "helm3", &release)
-        );
-        assert_ne!(
-            base,
-            desired_digest("sha256:a", "{}", &options, "helm2", &release)
-        );
-        // Option-only changes, of either action, count.
-        let changed = |edit: fn(&mut HelmRelease)| {
-            let mut changed = hr.clone();
-            edit(&mut changed);
-            desired_digest(
-                "sha256:a",
-                "{}",
-                &options_text(&changed, None),
-                "helm3",
-                &release,
-            )
-        };
-        assert_ne!(base, changed(|h| h.spec.wait = Some(true)));
-        assert_ne!(
-            base,
-            changed(|h| h.spec.upgrade.get_or_insert_default().force = true)
-        );
-        assert_ne!(
-            base,
-            changed(|h| h.spec.install.get_or_insert_default().create_namespace = true)
-        );
-        assert_ne!(
-            base,
-            changed(
-                |h| h.spec.upgrade.get_or_insert_default().crds = Some(CrdsPolicy::CreateReplace)
-            )
-        );
-    }
-
-    #[test]
-    fn install_and_upgrade_sections_refine_the_top_level_fields() {
-        let mut hr = HelmRelease::new("a", crate::api::HelmReleaseSpec::default());
-        hr.spec.wait = Some(true);
-        hr.spec.skip_crds = true;
-        let install = sync_options(&hr, true);
-        assert!(install.wait);
-        assert_eq!(install.install_crds, CrdPolicy::Skip);
-        assert_eq!(install.upgrade_crds, CrdPolicy::Skip);
-        let sections = hr.spec.install.get_or_insert_default();
-        sections.crds = Some(CrdsPolicy::CreateReplace);
-        sections.disable_wait = true;
-        sections.disable_hooks = true;
-        let upgrade = hr.spec.upgrade.get_or_insert_default();
-        upgrade.crds = Some(CrdsPolicy::Create);
-        upgrade.force = true;
-        let (install, upgrade) = (sync_options(&hr, true), sync_options(&hr, false));
-        assert!(!install.wait && install.disable_hooks && !install.force);
-        assert_eq!(install.install_crds, CrdPolicy::CreateReplace);
-        assert!(upgrade.wait && !upgrade.disable_hooks && upgrade.force);
-        assert_eq!(upgrade.upgrade_crds, CrdPolicy::Create);
     }
 }

@@ -1,0 +1,107 @@
+//! Drift detection of a release (Flux v2's `driftDetection`): the check a sync of an
+//! unchanged release asks the backend for (`release-context`), and what its report does to
+//! the HelmRelease's `Drifted` condition and Events.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use kube::runtime::events::EventType;
+
+use super::Context;
+use super::queue::Next;
+use super::reconcile::{ReconcileError, StatusWriter, call_message, finish, publish};
+use crate::api::{DriftMode, HelmRelease};
+use crate::capabilities::release_context::{DriftCheck, IgnoreRule};
+use crate::plugins::bindings::release_context::DriftedObject;
+use crate::plugins::call::CallError;
+use crate::postrender::selector::Selector;
+
+/// The drift check `hr` asks for, or why its rules are wrong.
+pub(crate) fn drift_check(hr: &HelmRelease) -> Result<Option<DriftCheck>, String> {
+    let Some(spec) = hr
+        .spec
+        .drift_detection
+        .as_ref()
+        .filter(|d| d.mode != DriftMode::Disabled)
+    else {
+        return Ok(None);
+    };
+    let mut ignore = Vec::new();
+    for (index, rule) in spec.ignore.iter().enumerate() {
+        if let Some(bad) = rule.paths.iter().find(|p| !p.starts_with('/')) {
+            return Err(format!(
+                "driftDetection.ignore[{index}].paths: {bad:?} is not a JSON pointer (it starts with `/`)"
+            ));
+        }
+        let target = rule
+            .target
+            .as_ref()
+            .map(Selector::new)
+            .transpose()
+            .map_err(|e| format!("driftDetection.ignore[{index}].{e}"))?;
+        ignore.push(IgnoreRule {
+            paths: rule.paths.clone(),
+            target,
+        });
+    }
+    Ok(Some(DriftCheck {
+        correct: spec.mode == DriftMode::Enabled,
+        ignore: Arc::new(ignore),
+    }))
+}
+
+/// Record what a drift check found: the `Drifted` condition and, when something drifted,
+/// a Warning Event naming the objects.
+pub(crate) async fn report_drift(
+    ctx: &Context,
+    hr: &HelmRelease,
+    mut writer: StatusWriter<'_>,
+    outcome: Result<Option<Vec<DriftedObject>>, CallError>,
+    started: Instant,
+) -> Result<Next, ReconcileError> {
+    match outcome {
+        Ok(Some(drifted)) if drifted.is_empty() => {
+            writer.set(
+                "Drifted",
+                false,
+                "NoDrift",
+                "the cluster matches the release",
+            );
+        }
+        Ok(Some(drifted)) => {
+            let corrected = drifted.iter().all(|d| d.corrected);
+            let list = drifted
+                .iter()
+                .map(|d| {
+                    let namespace = d
+                        .object
+                        .namespace
+                        .as_deref()
+                        .map(|n| format!("{n}/"))
+                        .unwrap_or_default();
+                    format!(
+                        "{} {namespace}{} ({})",
+                        d.object.kind, d.object.name, d.difference
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("; ");
+            let (reason, message) = if corrected {
+                ("DriftCorrected", format!("drift corrected: {list}"))
+            } else {
+                ("DriftDetected", format!("drift detected: {list}"))
+            };
+            // Corrected drift is no longer drift; detected drift stays until it is gone.
+            writer.set("Drifted", !corrected, reason, &message);
+            publish(ctx, hr, EventType::Warning, reason, message).await;
+        }
+        Ok(None) => {}
+        Err(error) => {
+            let message = format!("drift check failed: {}", call_message(&error));
+            writer.set("Drifted", false, "DriftCheckFailed", &message);
+            tracing::warn!(%message, "drift check");
+        }
+    }
+    ctx.metrics.observe("none", true, started.elapsed());
+    finish(writer, Next::Requeue(ctx.options.resync)).await
+}
