@@ -1,8 +1,12 @@
-//! The release loop's reconcile of one HelmRelease: take the artifact the source loop
-//! published, compose the values, decide from digests (never by rendering) whether the
-//! release must change, call the backend's `sync`, and record the outcome in status,
-//! conditions, events and metrics. Deleting a HelmRelease uninstalls its release first
-//! (finalizer).
+//! The release loop's reconcile of one HelmRelease, in steps as Flux's `internal/reconcile`
+//! takes them: [`observe`] the release (the gates it must pass — suspend, tenancy,
+//! dependsOn, the artifact the source loop published, values, backend, target cluster,
+//! ownership, identity — then the desired digest and the release as the backend reports
+//! it), [`decide`] the next action from digests (never by rendering: nothing, a drift check
+//! of the unchanged release, or a sync), run it ([`sync_release`], with tests and
+//! post-rendering), and [`remediate`] a failure (rollback, uninstall, retry or stall).
+//! Each step records its outcome in status, conditions, events and metrics. Deleting a
+//! HelmRelease uninstalls its release first (finalizer).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -31,6 +35,7 @@ use crate::api::{
     HelmReleaseStatus, RECONCILE_AT_ANNOTATION, RemediationStrategy,
 };
 use crate::capabilities::Grants;
+use crate::capabilities::release_context::DriftCheck;
 use crate::plugins::BackendPlugin;
 use crate::plugins::bindings::backend::exports::capstan::plugin::backend::{
     SyncAction, SyncOptions, SyncRequest, UninstallOptions,
@@ -42,6 +47,7 @@ use crate::plugins::bindings::types::{
 use crate::plugins::call::{CallError, CallFailure};
 use crate::release::status_text;
 use crate::sources::ReleaseKey;
+use crate::sources::sync::ArtifactRef;
 
 /// Why a reconcile failed in a way the controller should retry with backoff.
 #[derive(Debug, thiserror::Error)]
@@ -273,7 +279,6 @@ async fn apply(hr: &HelmRelease, ctx: &Context) -> Next {
 }
 
 async fn apply_inner(hr: &HelmRelease, ctx: &Context) -> Result<Next, ReconcileError> {
-    let started = Instant::now();
     // The controller's cache can lag behind this operator's own last status write (a
     // reconcile queued by that write may run before the cache sees it): decide from the
     // object as the API server has it now.
@@ -289,6 +294,46 @@ async fn apply_inner(hr: &HelmRelease, ctx: &Context) -> Result<Next, ReconcileE
         generation: hr.metadata.generation,
         now: now_rfc3339(),
     };
+    let started = Instant::now();
+    let observed = match observe(hr, ctx, &mut writer, started).await {
+        Ok(observed) => observed,
+        Err(next) => return finish(writer, next).await,
+    };
+    let drift_only = match decide(hr, ctx, &mut writer, &observed) {
+        Ok(drift_only) => drift_only,
+        Err(next) => return finish(writer, next).await,
+    };
+    sync_release(hr, ctx, writer, observed, drift_only).await
+}
+
+/// What a reconcile knows before it decides: the gates a release must pass (suspend,
+/// tenancy, dependsOn, the chart artifact, values, backend, target cluster, ownership,
+/// identity), each setting its conditions and stopping the reconcile with what to do next,
+/// then the desired state (digest) and the release as the backend reports it.
+struct Observed {
+    started: Instant,
+    reconcile_requested: bool,
+    forced: bool,
+    force_at: Option<String>,
+    ready: bool,
+    artifact: ArtifactRef,
+    chart_archive: Option<Vec<u8>>,
+    values: Vec<crate::plugins::bindings::backend::exports::capstan::plugin::backend::ValueLayer>,
+    backend: Arc<BackendPlugin>,
+    release: ReleaseId,
+    remote: Option<Arc<RemoteCluster>>,
+    digest: String,
+    grants: Grants,
+    current: Option<crate::plugins::bindings::types::ReleaseInfo>,
+}
+
+/// Observe `hr` (see [`Observed`]); `Err` is where the reconcile stops.
+async fn observe(
+    hr: &HelmRelease,
+    ctx: &Context,
+    writer: &mut StatusWriter<'_>,
+    started: Instant,
+) -> Result<Observed, Next> {
     let reconcile_at = hr.annotation(RECONCILE_AT_ANNOTATION).map(str::to_owned);
     let force_at = hr.annotation(FORCE_AT_ANNOTATION).map(str::to_owned);
     let reconcile_requested =
@@ -307,7 +352,7 @@ async fn apply_inner(hr: &HelmRelease, ctx: &Context) -> Result<Next, ReconcileE
             "reconciliation is suspended (spec.suspend)",
         );
         writer.status.remove_condition("Reconciling");
-        return finish(writer, Next::AwaitChange).await;
+        return Err(Next::AwaitChange);
     }
 
     // Tenancy: nothing is read for a release pointing into another namespace.
@@ -329,7 +374,7 @@ async fn apply_inner(hr: &HelmRelease, ctx: &Context) -> Result<Next, ReconcileE
             .await;
         }
         writer.stalled("CrossNamespaceRef", &message);
-        return finish(writer, Next::AwaitChange).await;
+        return Err(Next::AwaitChange);
     }
 
     // dependsOn: nothing is installed or upgraded before every dependency is Ready. A
@@ -340,7 +385,7 @@ async fn apply_inner(hr: &HelmRelease, ctx: &Context) -> Result<Next, ReconcileE
         super::dependencies::Verdict::NotReady(message) => {
             writer.ready(false, "DependencyNotReady", &message);
             writer.reconciling("DependencyNotReady", &message);
-            return finish(writer, Next::Requeue(ctx.options.resync)).await;
+            return Err(Next::Requeue(ctx.options.resync));
         }
         super::dependencies::Verdict::Cycle(message) => {
             if writer
@@ -359,7 +404,7 @@ async fn apply_inner(hr: &HelmRelease, ctx: &Context) -> Result<Next, ReconcileE
                 .await;
             }
             writer.stalled("DependencyCycle", &message);
-            return finish(writer, Next::AwaitChange).await;
+            return Err(Next::AwaitChange);
         }
     }
 
@@ -369,7 +414,7 @@ async fn apply_inner(hr: &HelmRelease, ctx: &Context) -> Result<Next, ReconcileE
         Err(message) => {
             writer.set("ChartFetched", false, "InvalidSource", &message);
             writer.stalled("InvalidSource", &message);
-            return finish(writer, Next::AwaitChange).await;
+            return Err(Next::AwaitChange);
         }
     };
     let key = key_of(hr);
@@ -396,7 +441,7 @@ async fn apply_inner(hr: &HelmRelease, ctx: &Context) -> Result<Next, ReconcileE
         // The source loop wakes this release when it publishes its first decision (a slow
         // source keeps resolving in the background); polling here would only compete
         // with healthy releases for the workers. The resync is the safety net.
-        return finish(writer, Next::Requeue(ctx.options.resync)).await;
+        return Err(Next::Requeue(ctx.options.resync));
     };
     let artifact = match state.artifact {
         Ok(artifact) => artifact,
@@ -405,14 +450,14 @@ async fn apply_inner(hr: &HelmRelease, ctx: &Context) -> Result<Next, ReconcileE
             // was called, and nothing changes until the spec or the configuration does.
             writer.set("ChartFetched", false, "InvalidSourceSpec", &message);
             writer.stalled("InvalidSourceSpec", &message);
-            return finish(writer, Next::AwaitChange).await;
+            return Err(Next::AwaitChange);
         }
         Err(message) => {
             writer.set("ChartFetched", false, "ChartFetchFailed", &message);
             writer.ready(false, "ChartFetchFailed", &message);
             writer.reconciling("ChartFetchFailed", "retrying when the source changes");
             // The source loop wakes this release when the source outcome changes.
-            return finish(writer, Next::Requeue(ctx.options.resync)).await;
+            return Err(Next::Requeue(ctx.options.resync));
         }
     };
     writer.set(
@@ -448,7 +493,7 @@ async fn apply_inner(hr: &HelmRelease, ctx: &Context) -> Result<Next, ReconcileE
             writer.ready(false, "ValuesError", &message);
             writer.reconciling("ValuesError", "retrying when the values change");
             publish(ctx, hr, EventType::Warning, "ValuesError", message).await;
-            return finish(writer, Next::Requeue(backoff(1))).await;
+            return Err(Next::Requeue(backoff(1)));
         }
     };
 
@@ -457,7 +502,7 @@ async fn apply_inner(hr: &HelmRelease, ctx: &Context) -> Result<Next, ReconcileE
         Ok(found) => found,
         Err(message) => {
             writer.stalled("BackendNotConfigured", &message);
-            return finish(writer, Next::AwaitChange).await;
+            return Err(Next::AwaitChange);
         }
     };
     let release = release_id(hr);
@@ -468,7 +513,7 @@ async fn apply_inner(hr: &HelmRelease, ctx: &Context) -> Result<Next, ReconcileE
             writer.ready(false, "KubeConfigError", &message);
             writer.reconciling("KubeConfigError", "retrying when the Secret changes");
             publish(ctx, hr, EventType::Warning, "KubeConfigError", message).await;
-            return finish(writer, Next::Requeue(backoff(1))).await;
+            return Err(Next::Requeue(backoff(1)));
         }
     };
     let digest = desired_digest(
@@ -491,14 +536,14 @@ async fn apply_inner(hr: &HelmRelease, ctx: &Context) -> Result<Next, ReconcileE
             release.namespace, release.name
         );
         writer.stalled("ReleaseConflict", &message);
-        return finish(writer, Next::Requeue(ctx.options.resync)).await;
+        return Err(Next::Requeue(ctx.options.resync));
     }
     let grants = match ctx.grants_for(hr, &release, remote.as_deref()) {
         Ok(grants) => grants,
         Err(message) => {
             writer.ready(false, "IdentityError", &message);
             writer.reconciling("IdentityError", "retrying");
-            return finish(writer, Next::Requeue(backoff(1))).await;
+            return Err(Next::Requeue(backoff(1)));
         }
     };
     let current = match backend.status(&release, grants.clone()).await {
@@ -507,10 +552,47 @@ async fn apply_inner(hr: &HelmRelease, ctx: &Context) -> Result<Next, ReconcileE
             let message = format!("cannot read the release: {}", call_message(&error));
             writer.ready(false, "BackendError", &message);
             writer.reconciling("BackendError", "retrying");
-            return finish(writer, Next::Requeue(backoff(1))).await;
+            return Err(Next::Requeue(backoff(1)));
         }
     };
 
+    Ok(Observed {
+        started,
+        reconcile_requested,
+        forced,
+        force_at,
+        ready,
+        artifact,
+        chart_archive,
+        values,
+        backend,
+        release,
+        remote,
+        digest,
+        grants,
+        current,
+    })
+}
+
+/// Choose the next action for an observed release: nothing (in line, or stalled on this
+/// digest), a drift check of the unchanged release (`Ok(Some)`), or a sync (`Ok(None)`).
+fn decide(
+    hr: &HelmRelease,
+    ctx: &Context,
+    writer: &mut StatusWriter<'_>,
+    observed: &Observed,
+) -> Result<Option<DriftCheck>, Next> {
+    let Observed {
+        started,
+        reconcile_requested,
+        forced,
+        ready,
+        digest,
+        current,
+        ..
+    } = observed;
+    let (started, reconcile_requested, forced, ready) =
+        (*started, *reconcile_requested, *forced, *ready);
     // No-op: same digest as the last success, and the release still at that revision —
     // unless drift detection wants the backend to compare it with the cluster.
     let mut drift_only = None;
@@ -538,17 +620,16 @@ async fn apply_inner(hr: &HelmRelease, ctx: &Context) -> Result<Next, ReconcileE
                     writer.status.remove_condition("Drifted");
                 }
                 ctx.metrics.observe("none", true, started.elapsed());
-                return finish(writer, Next::Requeue(ctx.options.resync)).await;
+                return Err(Next::Requeue(ctx.options.resync));
             }
             Err(message) => {
                 writer.stalled("DriftDetectionError", &message);
-                return finish(writer, Next::Requeue(ctx.options.resync)).await;
+                return Err(Next::Requeue(ctx.options.resync));
             }
         }
     }
 
     // A digest that already failed as often as allowed waits for a change.
-    let installing = current.is_none();
     if !forced
         && writer.status.attempted_digest.as_deref() == Some(digest.as_str())
         && writer
@@ -556,9 +637,37 @@ async fn apply_inner(hr: &HelmRelease, ctx: &Context) -> Result<Next, ReconcileE
             .condition("Stalled")
             .is_some_and(|c| c.status == "True")
     {
-        return finish(writer, Next::AwaitChange).await;
+        return Err(Next::AwaitChange);
     }
 
+    Ok(drift_only)
+}
+
+/// Run the chosen sync (or drift check) of an observed release and record its outcome;
+/// a failed one goes to [`remediate`].
+async fn sync_release(
+    hr: &HelmRelease,
+    ctx: &Context,
+    mut writer: StatusWriter<'_>,
+    observed: Observed,
+    drift_only: Option<DriftCheck>,
+) -> Result<Next, ReconcileError> {
+    let Observed {
+        started,
+        forced,
+        force_at,
+        artifact,
+        chart_archive,
+        values,
+        backend,
+        release,
+        remote,
+        digest,
+        grants,
+        current,
+        ..
+    } = observed;
+    let installing = current.is_none();
     // Read once: the values may have needed it already (`chartFileRef`).
     let archive = match chart_archive {
         Some(archive) => Ok(archive),
@@ -775,158 +884,202 @@ async fn apply_inner(hr: &HelmRelease, ctx: &Context) -> Result<Next, ReconcileE
             finish(writer, Next::Requeue(LOCKED_RETRY)).await
         }
         Err(error) => {
-            ctx.metrics.actions.inc();
-            let message = call_message(&error);
-            writer.status.failures += 1;
-            if installing {
-                writer.status.install_failures += 1;
-            } else {
-                writer.status.upgrade_failures += 1;
-            }
-            let reason = if installing {
-                "InstallFailed"
-            } else {
-                "UpgradeFailed"
+            let failed = FailedSync {
+                error,
+                installing,
+                tests_failed,
+                release: &release,
+                backend: &backend,
+                grants: &grants,
+                started,
             };
-            let message = format!("{action_name} failed: {message}");
-            writer.set("Released", false, reason, &message);
-            writer.ready(false, reason, &message);
-            // A failed upgrade that recorded a `failed` revision is rolled back when asked,
-            // with the rollback's own options (a failure before any record, e.g. a render
-            // error, leaves the deployed revision as it was: nothing to roll back).
-            let mut message = message;
-            let mut after = backend.status(&release, grants.clone()).await;
-            let recorded_failed =
-                matches!(&after, Ok(Some(info)) if info.status == ReleaseStatus::Failed);
-            if !installing && rolls_back(hr) && (recorded_failed || tests_failed) {
-                let rolled = backend
-                    .rollback(&release, None, &rollback_options(hr), grants.clone())
-                    .await;
-                // Success is told below (RolledBack, with the new revision).
-                if let Err(error) = rolled {
-                    message = format!(
-                        "{message}; the rollback failed too: {}",
-                        call_message(&error)
-                    );
-                    writer.set("Released", false, reason, &message);
-                    writer.ready(false, reason, &message);
-                }
-                after = backend.status(&release, grants.clone()).await;
-            }
-            // What the release is now: a failed upgrade stays `failed` in its record, or
-            // was rolled back to a new deployed revision.
-            let now_deployed = match after {
-                Ok(Some(info)) => {
-                    writer.status.revision = Some(i64::from(info.revision));
-                    writer.status.release_status = Some(status_text(info.status).into());
-                    (info.status == ReleaseStatus::Deployed).then_some(info.revision)
-                }
-                _ => {
-                    if installing {
-                        writer.status.revision = None;
-                        writer.status.release_status = None;
-                    }
-                    None
-                }
-            };
-            ctx.metrics.observe(action_name, false, started.elapsed());
-            publish(ctx, hr, EventType::Warning, reason, message.clone()).await;
-            // upgrade.remediation.strategy: uninstall — the next attempt installs afresh.
-            let now_deployed = if !installing
-                && upgrade_strategy(hr) == Some(RemediationStrategy::Uninstall)
-            {
-                let options = UninstallOptions {
-                    keep_history: false,
-                    wait: false,
-                    timeout_seconds: timeout_seconds(hr),
-                    disable_hooks: false,
-                };
-                match backend.uninstall(&release, options, grants.clone()).await {
-                    Ok(_) => {
-                        let remediated = format!(
-                            "{message}; uninstalled the release (upgrade.remediation.strategy: uninstall)"
-                        );
-                        writer.status.revision = None;
-                        writer.status.release_status = None;
-                        writer.status.applied_digest = None;
-                        writer.set("Remediated", true, "Uninstalled", &remediated);
-                        writer.ready(false, reason, &remediated);
-                        publish(
-                            ctx,
-                            hr,
-                            EventType::Warning,
-                            "UninstallRemediation",
-                            remediated,
-                        )
-                        .await;
-                    }
-                    Err(error) => {
-                        let text = format!(
-                            "{message}; the uninstall remediation failed too: {}",
-                            call_message(&error)
-                        );
-                        writer.ready(false, reason, &text);
-                        publish(ctx, hr, EventType::Warning, "RemediationFailed", text).await;
-                    }
-                }
-                None
-            } else {
-                now_deployed
-            };
-            let failures = writer.status.failures;
-            let rollback = hr.spec.rollback.as_ref().filter(|r| r.enable);
-            let next = match (rollback, now_deployed) {
-                (Some(rollback), Some(revision)) if !installing => {
-                    writer.status.rollback_count += 1;
-                    let count = writer.status.rollback_count;
-                    let rolled_back = format!(
-                        "{message}; rolled back to the last deployed release as revision {revision}"
-                    );
-                    writer.set("RolledBack", true, "RolledBack", &rolled_back);
-                    writer.ready(false, reason, &rolled_back);
-                    publish(
-                        ctx,
-                        hr,
-                        EventType::Warning,
-                        "RolledBack",
-                        rolled_back.clone(),
-                    )
-                    .await;
-                    let max = rollback.max_retries.unwrap_or(DEFAULT_ROLLBACK_MAX_RETRIES);
-                    if !rollback.retry {
-                        writer.stalled(
-                            "RolledBack",
-                            &format!("{rolled_back}; not retried (rollback.retry is false)"),
-                        );
-                        Next::AwaitChange
-                    } else if max > 0 && count >= max {
-                        writer.stalled(
-                            "RetriesExhausted",
-                            &format!("{rolled_back}; gave up after {count} rollbacks (rollback.maxRetries)"),
-                        );
-                        Next::AwaitChange
-                    } else {
-                        writer.reconciling(reason, &format!("upgrade retry {count} scheduled"));
-                        Next::Requeue(backoff(failures))
-                    }
-                }
-                _ => match retries_allowed(hr, installing) {
-                    Some(allowed) if failures > allowed => {
-                        writer.stalled(
-                            "RetriesExhausted",
-                            &format!("{message} (gave up after {failures} attempts)"),
-                        );
-                        Next::AwaitChange
-                    }
-                    _ => {
-                        writer.reconciling(reason, &format!("retry {failures} scheduled"));
-                        Next::Requeue(backoff(failures))
-                    }
-                },
-            };
-            finish(writer, next).await
+            remediate(hr, ctx, writer, failed).await
         }
     }
+}
+
+/// An install or upgrade that failed, with what remediating it needs.
+struct FailedSync<'a> {
+    error: CallError,
+    installing: bool,
+    /// It deployed, but its tests failed.
+    tests_failed: bool,
+    release: &'a ReleaseId,
+    backend: &'a BackendPlugin,
+    grants: &'a Grants,
+    started: Instant,
+}
+
+/// Remediate a failed install or upgrade as the spec asks: count it, roll an upgrade back
+/// (`rollback.enable`, `upgrade.remediation.strategy: rollback`) or uninstall it (strategy
+/// `uninstall`), then retry with backoff or stall once the retries are spent.
+async fn remediate(
+    hr: &HelmRelease,
+    ctx: &Context,
+    mut writer: StatusWriter<'_>,
+    failed: FailedSync<'_>,
+) -> Result<Next, ReconcileError> {
+    let FailedSync {
+        error,
+        installing,
+        tests_failed,
+        release,
+        backend,
+        grants,
+        started,
+    } = failed;
+    let action_name = if installing { "install" } else { "upgrade" };
+    ctx.metrics.actions.inc();
+    let message = call_message(&error);
+    writer.status.failures += 1;
+    if installing {
+        writer.status.install_failures += 1;
+    } else {
+        writer.status.upgrade_failures += 1;
+    }
+    let reason = if installing {
+        "InstallFailed"
+    } else {
+        "UpgradeFailed"
+    };
+    let message = format!("{action_name} failed: {message}");
+    writer.set("Released", false, reason, &message);
+    writer.ready(false, reason, &message);
+    // A failed upgrade that recorded a `failed` revision is rolled back when asked,
+    // with the rollback's own options (a failure before any record, e.g. a render
+    // error, leaves the deployed revision as it was: nothing to roll back).
+    let mut message = message;
+    let mut after = backend.status(release, grants.clone()).await;
+    let recorded_failed = matches!(&after, Ok(Some(info)) if info.status == ReleaseStatus::Failed);
+    if !installing && rolls_back(hr) && (recorded_failed || tests_failed) {
+        let rolled = backend
+            .rollback(release, None, &rollback_options(hr), grants.clone())
+            .await;
+        // Success is told below (RolledBack, with the new revision).
+        if let Err(error) = rolled {
+            message = format!(
+                "{message}; the rollback failed too: {}",
+                call_message(&error)
+            );
+            writer.set("Released", false, reason, &message);
+            writer.ready(false, reason, &message);
+        }
+        after = backend.status(release, grants.clone()).await;
+    }
+    // What the release is now: a failed upgrade stays `failed` in its record, or
+    // was rolled back to a new deployed revision.
+    let now_deployed = match after {
+        Ok(Some(info)) => {
+            writer.status.revision = Some(i64::from(info.revision));
+            writer.status.release_status = Some(status_text(info.status).into());
+            (info.status == ReleaseStatus::Deployed).then_some(info.revision)
+        }
+        _ => {
+            if installing {
+                writer.status.revision = None;
+                writer.status.release_status = None;
+            }
+            None
+        }
+    };
+    ctx.metrics.observe(action_name, false, started.elapsed());
+    publish(ctx, hr, EventType::Warning, reason, message.clone()).await;
+    // upgrade.remediation.strategy: uninstall — the next attempt installs afresh.
+    let now_deployed = if !installing
+        && upgrade_strategy(hr) == Some(RemediationStrategy::Uninstall)
+    {
+        let options = UninstallOptions {
+            keep_history: false,
+            wait: false,
+            timeout_seconds: timeout_seconds(hr),
+            disable_hooks: false,
+        };
+        match backend.uninstall(release, options, grants.clone()).await {
+            Ok(_) => {
+                let remediated = format!(
+                    "{message}; uninstalled the release (upgrade.remediation.strategy: uninstall)"
+                );
+                writer.status.revision = None;
+                writer.status.release_status = None;
+                writer.status.applied_digest = None;
+                writer.set("Remediated", true, "Uninstalled", &remediated);
+                writer.ready(false, reason, &remediated);
+                publish(
+                    ctx,
+                    hr,
+                    EventType::Warning,
+                    "UninstallRemediation",
+                    remediated,
+                )
+                .await;
+            }
+            Err(error) => {
+                let text = format!(
+                    "{message}; the uninstall remediation failed too: {}",
+                    call_message(&error)
+                );
+                writer.ready(false, reason, &text);
+                publish(ctx, hr, EventType::Warning, "RemediationFailed", text).await;
+            }
+        }
+        None
+    } else {
+        now_deployed
+    };
+    let failures = writer.status.failures;
+    let rollback = hr.spec.rollback.as_ref().filter(|r| r.enable);
+    let next = match (rollback, now_deployed) {
+        (Some(rollback), Some(revision)) if !installing => {
+            writer.status.rollback_count += 1;
+            let count = writer.status.rollback_count;
+            let rolled_back = format!(
+                "{message}; rolled back to the last deployed release as revision {revision}"
+            );
+            writer.set("RolledBack", true, "RolledBack", &rolled_back);
+            writer.ready(false, reason, &rolled_back);
+            publish(
+                ctx,
+                hr,
+                EventType::Warning,
+                "RolledBack",
+                rolled_back.clone(),
+            )
+            .await;
+            let max = rollback.max_retries.unwrap_or(DEFAULT_ROLLBACK_MAX_RETRIES);
+            if !rollback.retry {
+                writer.stalled(
+                    "RolledBack",
+                    &format!("{rolled_back}; not retried (rollback.retry is false)"),
+                );
+                Next::AwaitChange
+            } else if max > 0 && count >= max {
+                writer.stalled(
+                    "RetriesExhausted",
+                    &format!(
+                        "{rolled_back}; gave up after {count} rollbacks (rollback.maxRetries)"
+                    ),
+                );
+                Next::AwaitChange
+            } else {
+                writer.reconciling(reason, &format!("upgrade retry {count} scheduled"));
+                Next::Requeue(backoff(failures))
+            }
+        }
+        _ => match retries_allowed(hr, installing) {
+            Some(allowed) if failures > allowed => {
+                writer.stalled(
+                    "RetriesExhausted",
+                    &format!("{message} (gave up after {failures} attempts)"),
+                );
+                Next::AwaitChange
+            }
+            _ => {
+                writer.reconciling(reason, &format!("retry {failures} scheduled"));
+                Next::Requeue(backoff(failures))
+            }
+        },
+    };
+    finish(writer, next).await
 }
 
 /// [`uninstall`], given up once the deletion is older than the configured deadline: the
