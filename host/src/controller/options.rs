@@ -90,8 +90,8 @@ pub(crate) fn rolls_back(hr: &HelmRelease) -> bool {
 }
 
 /// The options of the rollback of a failed upgrade: `rollback.{timeout, wait, force,
-/// disableHooks}` (Helm Operator's; `recreate` is accepted and has no effect, as Helm 3's
-/// `--recreate-pods`), the history limit of the release.
+/// disableHooks}` (Helm Operator's; `recreate` is accepted and has no effect: Helm 4
+/// removed `rollback --recreate-pods`), the history limit of the release.
 pub(crate) fn rollback_options(hr: &HelmRelease) -> SyncOptions {
     let rollback = hr.spec.rollback.clone().unwrap_or_default();
     SyncOptions {

@@ -1,10 +1,10 @@
 //! The release loop's reconcile of one HelmRelease, in steps as Flux's `internal/reconcile`
-//! takes them: [`observe`] the release (the gates it must pass — suspend, tenancy,
+//! takes them: `observe` the release (the gates it must pass — suspend, tenancy,
 //! dependsOn, the artifact the source loop published, values, backend, target cluster,
 //! ownership, identity — then the desired digest and the release as the backend reports
-//! it), [`decide`] the next action from digests (never by rendering: nothing, a drift check
-//! of the unchanged release, or a sync), run it ([`sync_release`], with tests and
-//! post-rendering), and [`remediate`] a failure (rollback, uninstall, retry or stall).
+//! it), `decide` the next action from digests (never by rendering: nothing, a drift check
+//! of the unchanged release, or a sync), run it (`sync_release`, with tests and
+//! post-rendering), and `remediate` a failure (rollback, uninstall, retry or stall).
 //! Each step records its outcome in status, conditions, events and metrics. Deleting a
 //! HelmRelease uninstalls its release first (finalizer).
 
