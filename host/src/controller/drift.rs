@@ -30,7 +30,7 @@ pub(crate) fn drift_check(hr: &HelmRelease) -> Result<Option<DriftCheck>, String
     for (index, rule) in spec.ignore.iter().enumerate() {
         if let Some(bad) = rule.paths.iter().find(|p| !p.starts_with('/')) {
             return Err(format!(
-                "driftDetection.ignore[{index}].paths: {bad:?} is not a JSON pointer (it starts with `/`)"
+                "driftDetection.ignore[{index}].paths: {bad:?} is not a JSON pointer (RFC 6901: it must start with `/`)"
             ));
         }
         let target = rule
@@ -104,4 +104,62 @@ pub(crate) async fn report_drift(
     }
     ctx.metrics.observe("none", true, started.elapsed());
     finish(writer, Next::Requeue(ctx.options.resync)).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::{DriftDetection, DriftIgnoreRule, HelmReleaseSpec, PatchTarget};
+
+    fn release(drift: Option<DriftDetection>) -> HelmRelease {
+        HelmRelease::new(
+            "web",
+            HelmReleaseSpec {
+                drift_detection: drift,
+                ..HelmReleaseSpec::default()
+            },
+        )
+    }
+
+    fn rule(path: &str, kind: Option<&str>) -> DriftIgnoreRule {
+        DriftIgnoreRule {
+            paths: vec![path.into()],
+            target: kind.map(|k| PatchTarget {
+                kind: Some(k.into()),
+                ..PatchTarget::default()
+            }),
+        }
+    }
+
+    #[test]
+    fn modes_and_ignore_rules_are_checked_by_field() {
+        assert!(drift_check(&release(None)).unwrap().is_none());
+        let disabled = DriftDetection::default();
+        assert!(drift_check(&release(Some(disabled))).unwrap().is_none());
+        let enabled = drift_check(&release(Some(DriftDetection {
+            mode: DriftMode::Enabled,
+            ignore: vec![rule("/spec/replicas", Some("Deployment"))],
+        })))
+        .unwrap()
+        .unwrap();
+        assert!(enabled.correct);
+        assert_eq!(enabled.ignore.len(), 1);
+        let warn = DriftDetection {
+            mode: DriftMode::Warn,
+            ignore: vec![rule("/a", None), rule("spec.replicas", None)],
+        };
+        assert_eq!(
+            drift_check(&release(Some(warn))).unwrap_err(),
+            "driftDetection.ignore[1].paths: \"spec.replicas\" is not a JSON pointer (RFC 6901: it must start with `/`)"
+        );
+        let bad_target = DriftDetection {
+            mode: DriftMode::Warn,
+            ignore: vec![rule("/a", Some("("))],
+        };
+        assert!(
+            drift_check(&release(Some(bad_target)))
+                .unwrap_err()
+                .starts_with("driftDetection.ignore[0].target.kind \"(\"")
+        );
+    }
 }
