@@ -738,6 +738,16 @@ async fn a_previous_contract_backend_serves_through_compat_helm_as_the_current_o
         .unwrap();
     let previous = runtime.backend("old-helm3").unwrap();
     let current = runtime.backend("helm3").unwrap();
+    // Imports added within 0.2 reach only backends built with them: the operator refuses
+    // post-rendering, tests, drift checks and storage namespaces for the others by this.
+    for interface in [
+        "capstan:plugin/post-render",
+        "capstan:plugin/release-context",
+        "capstan:plugin/discovery",
+    ] {
+        assert!(current.imports(interface), "{interface}");
+        assert!(!previous.imports(interface), "{interface}");
+    }
 
     // 0.1 has no `package`: compat-helm packages, to the byte as the current backend does.
     let chart = previous.package(&shop_chart_input()).await.unwrap();
