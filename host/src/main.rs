@@ -1161,28 +1161,24 @@ fn operator_parts(
     use std::sync::Arc;
     use std::time::Duration;
 
-    let plugins = config
-        .plugins
-        .iter()
-        .filter(|p| p.world == capstan::config::PluginWorld::Backend)
-        .filter_map(|p| {
-            runtime
-                .backend(&p.name)
-                .ok()
-                .map(|b| (p.name.clone(), Arc::new(b)))
-        })
-        .collect();
-    let post_renderers = config
-        .plugins
-        .iter()
-        .filter(|p| p.world == capstan::config::PluginWorld::PostRenderer)
-        .filter_map(|p| {
-            runtime
-                .post_renderer(&p.name)
-                .ok()
-                .map(|r| (p.name.clone(), Arc::new(r)))
-        })
-        .collect();
+    // The backends and post-renderers releases may name, by configured name.
+    let mut plugins = std::collections::BTreeMap::new();
+    let mut post_renderers = std::collections::BTreeMap::new();
+    for entry in &config.plugins {
+        match entry.world {
+            capstan::config::PluginWorld::Backend => {
+                if let Ok(backend) = runtime.backend(&entry.name) {
+                    plugins.insert(entry.name.clone(), Arc::new(backend));
+                }
+            }
+            capstan::config::PluginWorld::PostRenderer => {
+                if let Ok(renderer) = runtime.post_renderer(&entry.name) {
+                    post_renderers.insert(entry.name.clone(), Arc::new(renderer));
+                }
+            }
+            capstan::config::PluginWorld::Source => {}
+        }
+    }
     let backends = Arc::new(capstan::controller::backends::Backends::new(
         capstan::controller::backends::BackendSet {
             plugins,

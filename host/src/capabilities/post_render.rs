@@ -4,6 +4,8 @@
 
 use std::sync::Arc;
 
+use tracing::Instrument;
+
 use super::error;
 use crate::plugins::bindings::post_render::{Document, Host};
 use crate::plugins::bindings::types::{Error, ErrorCode};
@@ -42,10 +44,12 @@ impl Host for CallState {
             .collect::<Result<Vec<_>, _>>()?;
         let span =
             tracing::info_span!("post_render", plugin = %self.plugin, documents = documents.len());
-        let _entered = span.enter();
+        // Attached to the future, not entered across its awaits (a Helm 4 plugin step
+        // awaits a nested call).
         let out = grant
             .pipeline
             .run(documents)
+            .instrument(span)
             .await
             .map_err(|e| error(ErrorCode::InvalidInput, e.to_string()))?;
         Ok(Some(
