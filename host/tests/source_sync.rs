@@ -815,7 +815,8 @@ async fn https_with_basic_auth_and_a_custom_ca_from_the_secret() {
 
 /// Secrets of the SSH test: `known` holds the client key and the server's `known_hosts`,
 /// `hashed` the key and that `known_hosts` hashed by `ssh-keygen -H`, `unknown` the key and
-/// a `known_hosts` naming another key, `blind` only the key.
+/// a `known_hosts` naming another key, `blind` only the key, `named` the key and the
+/// server's key listed for `localhost` instead of its address.
 struct SshCredentials {
     key: String,
     known_hosts: String,
@@ -834,6 +835,12 @@ impl CredentialsLookup for SshCredentials {
             ),
             "unknown" => data.insert("known_hosts".into(), other.as_bytes().to_vec()),
             "blind" => None,
+            "named" => data.insert(
+                "known_hosts".into(),
+                self.known_hosts
+                    .replace("[127.0.0.1]", "[localhost]")
+                    .into_bytes(),
+            ),
             other => return Err(format!("secret apps/{other} not found")),
         };
         Ok(data)
@@ -859,8 +866,25 @@ async fn ssh_with_a_key_and_known_hosts_from_the_secret() {
         (release(2), with("unknown")),
         (release(3), with("blind")),
         (release(4), with("hashed")),
+        // By name: fetched from the address the egress guard checked (the URL is rewritten
+        // to it), the host key matched against the name as written.
+        (
+            release(5),
+            with_secret(
+                source(
+                    &url.replace("127.0.0.1", "localhost"),
+                    main_branch(),
+                    "chart",
+                ),
+                "named",
+            ),
+        ),
     ]);
     let report = f.sync.pass(&specs, &lookup, Instant::now()).await;
+    let named = report.releases[&release(5)]
+        .clone()
+        .unwrap_or_else(|e| panic!("{e}\n{}", server.requests()));
+    assert_eq!(named.chart, "private");
     let artifact = report.releases[&release(1)]
         .clone()
         .unwrap_or_else(|e| panic!("{e}\n{}", server.requests()));

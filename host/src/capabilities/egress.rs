@@ -247,15 +247,24 @@ impl EgressPolicy {
     /// Check a git remote URL before the host fetches it (blocking resolution: called on
     /// the fetch's blocking thread). `file://` URLs and plain paths are local paths;
     /// `https://`, `http://`, `ssh://`, `git://` and scp-like `user@host:path` URLs are
-    /// resolved and checked. libgit2 resolves again when it connects, so for git the check
-    /// cannot pin the address; redirects are not followed at all (see `mirrors`).
+    /// resolved and checked.
     pub fn check_git_url(&self, url: &str) -> Result<(), EgressError> {
+        self.pin_git_url(url).map(|_| ())
+    }
+
+    /// Like [`EgressPolicy::check_git_url`], and the checked addresses the fetch must use
+    /// (`sources::git_route` keeps libgit2 on them): `None` for a local path, and when the
+    /// policy is unrestricted.
+    pub fn pin_git_url(
+        &self,
+        url: &str,
+    ) -> Result<Option<crate::sources::git_route::PinnedRemote>, EgressError> {
         if self.unrestricted {
-            return Ok(());
+            return Ok(None);
         }
         let Some((host, port)) = git_host(url) else {
             return if self.allow_local_paths {
-                Ok(())
+                Ok(None)
             } else {
                 Err(EgressError::LocalPath {
                     url: url.to_owned(),
@@ -270,7 +279,12 @@ impl EgressPolicy {
                 host: host.clone(),
                 cause: e.to_string(),
             })?;
-        self.filter(&host, found).map(|_| ())
+        let addresses = self.filter(&host, found)?;
+        Ok(Some(crate::sources::git_route::PinnedRemote {
+            host,
+            port,
+            addresses,
+        }))
     }
 }
 

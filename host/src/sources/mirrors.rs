@@ -14,6 +14,7 @@ use crate::capabilities::egress::EgressPolicy;
 use sha2::{Digest, Sha256};
 
 use super::MirrorKey;
+use super::git_route;
 
 /// Credentials for one repository, read from a Kubernetes Secret by the caller.
 #[derive(Clone, PartialEq, Eq)]
@@ -321,9 +322,18 @@ impl MirrorStore {
             url: url.clone(),
             message,
         };
-        egress
-            .check_git_url(url)
+        let pinned = egress
+            .pin_git_url(url)
             .map_err(|refused| failed(refused.to_string()))?;
+        // libgit2 would resolve the host again: an SSH or git:// remote is fetched from the
+        // address just checked (HTTP(S) is not pinned yet, see `git_route`).
+        let mut remote_url = url.clone();
+        if let Some(pinned) = pinned.filter(|_| !git_route::is_http(url)) {
+            if let Some(first) = pinned.addresses.first() {
+                remote_url = git_route::with_pinned_host(url, &pinned, *first)
+                    .ok_or_else(|| failed("cannot find the host in the URL".into()))?;
+            }
+        }
         let path = self.path_of(key);
         let repository = match Repository::open_bare(&path) {
             Ok(repository) => repository,
@@ -395,13 +405,21 @@ impl MirrorStore {
         });
         let ca_bundle = access.and_then(|a| a.ca_bundle.clone());
         let known_hosts = access.and_then(|a| a.known_hosts.clone());
-        let port = crate::capabilities::egress::git_host(url).map_or(22, |(_, port)| port);
+        // Host keys and certificates are matched against the name the user wrote, also
+        // when the remote URL was rewritten to the checked address.
+        let written = crate::capabilities::egress::git_host(url);
+        let port = written.as_ref().map_or(22, |(_, port)| *port);
+        let written_host = written.map(|(host, _)| {
+            host.trim_start_matches('[')
+                .trim_end_matches(']')
+                .to_owned()
+        });
         // libgit2 replaces the callback's error with its own generic one: keep ours.
         let refused = Arc::clone(&stopped_because);
         callbacks.certificate_check(move |certificate, host| {
             check_remote_certificate(
                 certificate,
-                host,
+                written_host.as_deref().unwrap_or(host),
                 port,
                 ca_bundle.as_deref(),
                 known_hosts.as_deref(),
@@ -415,7 +433,7 @@ impl MirrorStore {
         options.prune(git2::FetchPrune::On);
         options.follow_redirects(git2::RemoteRedirect::None);
         let mut remote = repository
-            .remote_anonymous(url)
+            .remote_anonymous(&remote_url)
             .map_err(|e| failed(e.message().to_owned()))?;
         remote
             .fetch(
