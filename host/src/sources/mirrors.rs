@@ -328,11 +328,11 @@ impl MirrorStore {
         // libgit2 would resolve the host again: an SSH or git:// remote is fetched from the
         // address just checked (HTTP(S) is not pinned yet, see `git_route`).
         let mut remote_url = url.clone();
-        if let Some(pinned) = pinned.filter(|_| !git_route::is_http(url)) {
-            if let Some(first) = pinned.addresses.first() {
-                remote_url = git_route::with_pinned_host(url, &pinned, *first)
-                    .ok_or_else(|| failed("cannot find the host in the URL".into()))?;
-            }
+        if let Some(pinned) = pinned.filter(|_| !git_route::is_http(url))
+            && let Some(first) = pinned.addresses.first()
+        {
+            remote_url = git_route::with_pinned_host(url, &pinned, *first)
+                .ok_or_else(|| failed("cannot find the host in the URL".into()))?;
         }
         let path = self.path_of(key);
         let repository = match Repository::open_bare(&path) {
