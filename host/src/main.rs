@@ -1003,8 +1003,8 @@ async fn run(
     operator: OperatorArgs,
 ) -> anyhow::Result<()> {
     let config = Config::load(&config_path)?;
-    // The operator keeps running: it judges release Leases by watching them, not by
-    // comparing their renewTime with its clock.
+    // The operator keeps running: it keeps what it observed of a locked release's Lease
+    // between attempts instead of watching it within one.
     capstan::release_lock::judge_expiry_by_observation();
     let mut registry = prometheus_client::registry::Registry::default();
     let metrics = PluginMetrics::register(&mut registry);

@@ -11,11 +11,15 @@
 //! ([`crate::controller::leader`]): compare-and-swap on the Lease's resourceVersion, takeover
 //! only of an expired or released Lease.
 //!
-//! Whether another holder's Lease has expired is judged, in the operator (a process that
-//! keeps running, see [`judge_expiry_by_observation`]), by observation: the Lease's
-//! `resourceVersion` unchanged for [`LOCK_DURATION`] across this process's attempts, timed
-//! on its monotonic clock, so hosts whose clocks disagree neither steal a live lock nor
-//! wait on a dead one. A one-shot `capstan release` compares `renewTime` with its clock.
+//! Whether another holder's Lease has expired is judged by observation, never by comparing
+//! its `renewTime` with this host's clock: the Lease's `resourceVersion` unchanged for the
+//! lease's duration, timed on this process's monotonic clock, so hosts whose clocks
+//! disagree neither steal a live lock nor wait on a dead one. The operator (a process that
+//! keeps running, see [`judge_expiry_by_observation`]) fails the attempt at once and keeps
+//! what it saw for its next attempt; a one-shot `capstan release` watches the Lease within
+//! the call instead: it is refused as soon as the holder renews, and takes the Lease over
+//! once it stood still for the whole duration (so a dead holder costs it up to
+//! [`LOCK_DURATION`] of waiting).
 //!
 //! Real `helm` does not take this Lease (Helm itself guards only with the `pending-*`
 //! record), so an operation of real `helm` running at the same moment is not excluded.
@@ -138,7 +142,7 @@ pub async fn with_release_lock<T>(
         duration: LOCK_DURATION,
     };
     let key = format!("{}/{lease}", release.namespace);
-    let election = if BY_OBSERVATION.load(Ordering::Relaxed) {
+    let (election, acquired) = if BY_OBSERVATION.load(Ordering::Relaxed) {
         let observed = Arc::clone(
             observations()
                 .lock()
@@ -146,11 +150,16 @@ pub async fn with_release_lock<T>(
                 .entry(key.clone())
                 .or_default(),
         );
-        LeaderElection::observed_with(client.clone(), options, observed)
+        let election = LeaderElection::observed_with(client.clone(), options, observed);
+        let acquired = election.try_acquire_or_renew().await.map_err(api_error)?;
+        (election, acquired)
     } else {
-        LeaderElection::new(client.clone(), options)
+        let election = LeaderElection::observing(client.clone(), options);
+        let acquired = acquire_watching(&election, &lease)
+            .await
+            .map_err(api_error)?;
+        (election, acquired)
     };
-    let acquired = election.try_acquire_or_renew().await.map_err(api_error)?;
     if acquired {
         observations()
             .lock()
@@ -210,6 +219,37 @@ pub async fn with_release_lock<T>(
     };
     unlock(client, &release.namespace, &lease, &identity).await;
     Ok(output)
+}
+
+/// For a one-shot process: take the Lease, or watch another holder's for as long as it
+/// lasts (polling once a second) to tell a live holder (it renews: `Ok(false)` at once)
+/// from a dead one (its version stands still for the whole duration: taken over).
+async fn acquire_watching(election: &LeaderElection, lease: &str) -> Result<bool, kube::Error> {
+    /// Longest watch, whatever duration the holder wrote into its Lease.
+    const LONGEST_WATCH: Duration = Duration::from_secs(2 * LOCK_DURATION.as_secs() + 5);
+    let started = tokio::time::Instant::now();
+    let mut first_seen: Option<String> = None;
+    loop {
+        if election.try_acquire_or_renew().await? {
+            return Ok(true);
+        }
+        match (&first_seen, election.observed_version()) {
+            (None, Some(version)) => {
+                tracing::info!(
+                    lease,
+                    "the release is locked; watching the lock for up to {}s to tell a live holder from a dead one",
+                    LOCK_DURATION.as_secs()
+                );
+                first_seen = Some(version);
+            }
+            (Some(first), Some(version)) if *first != version => return Ok(false),
+            _ => {}
+        }
+        if started.elapsed() >= LONGEST_WATCH {
+            return Ok(false);
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
 }
 
 /// Delete the Lease if this operation still holds it (an unlock that fails only delays the

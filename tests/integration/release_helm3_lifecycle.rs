@@ -812,48 +812,88 @@ pub async fn capstan_release_operations_on_one_release_exclude_each_other(cluste
     );
     assert!(config_maps.get_opt("quick-config").await.unwrap().is_some());
 
-    // A lock whose holder stopped renewing it (a killed process) is taken over once it
-    // expired; a live one is not.
+    // Whether another holder is alive is judged by watching its Lease, never by the clock:
+    // a holder on a host whose clock runs two minutes behind keeps the lock while it renews;
+    // a dead holder on a host whose clock runs an hour ahead loses it once its Lease stood
+    // still for the lease duration.
     let lease = |renewed: Timestamp| Lease {
         metadata: kube::api::ObjectMeta {
             name: Some("capstan.release.locked".into()),
             ..Default::default()
         },
         spec: Some(LeaseSpec {
-            holder_identity: Some("killed-host/4242 sync #0".into()),
+            holder_identity: Some("skewed-host/4242 sync #0".into()),
             lease_duration_seconds: Some(30),
             acquire_time: Some(MicroTime(renewed)),
             renew_time: Some(MicroTime(renewed)),
             ..LeaseSpec::default()
         }),
     };
+    let behind = || Timestamp::now() - SignedDuration::from_secs(120);
     leases
-        .create(&Default::default(), &lease(Timestamp::now()))
+        .create(&Default::default(), &lease(behind()))
         .await
         .unwrap();
-    let refused = locked_release_sync(&cluster, dir.path(), &namespace, &quick, "30");
-    assert!(!refused.status.success());
+    let renewing = {
+        let leases = leases.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+                let mut current = leases.get("capstan.release.locked").await.unwrap();
+                current.spec = lease(behind()).spec;
+                leases
+                    .replace("capstan.release.locked", &Default::default(), &current)
+                    .await
+                    .unwrap();
+            }
+        })
+    };
+    let refused = {
+        let (cluster, dir, namespace, quick) = (
+            Arc::clone(&cluster),
+            dir.path().to_owned(),
+            namespace.clone(),
+            quick.clone(),
+        );
+        tokio::task::spawn_blocking(move || {
+            locked_release_sync(&cluster, &dir, &namespace, &quick, "30")
+        })
+        .await
+        .unwrap()
+    };
+    renewing.abort();
+    let _ = renewing.await;
+    assert!(!refused.status.success(), "a renewed lock was taken over");
     assert!(
-        String::from_utf8_lossy(&refused.stderr).contains("locked by killed-host/4242 sync #0"),
+        String::from_utf8_lossy(&refused.stderr).contains("locked by skewed-host/4242 sync #0"),
         "{}",
         String::from_utf8_lossy(&refused.stderr)
     );
-    leases
-        .delete("capstan.release.locked", &Default::default())
-        .await
-        .unwrap();
-    leases
-        .create(
-            &Default::default(),
-            &lease(Timestamp::now() - SignedDuration::from_secs(120)),
-        )
-        .await
-        .unwrap();
+    // The holder dies after a last renewal stamped an hour ahead (retried should a renewal
+    // sent just before the abort land in between).
+    for attempt in 0.. {
+        let mut dead = leases.get("capstan.release.locked").await.unwrap();
+        dead.spec = lease(Timestamp::now() + SignedDuration::from_secs(3600)).spec;
+        match leases
+            .replace("capstan.release.locked", &Default::default(), &dead)
+            .await
+        {
+            Ok(_) => break,
+            Err(kube::Error::Api(status)) if status.code == 409 && attempt < 5 => {}
+            Err(e) => panic!("cannot write the dead holder's Lease: {e}"),
+        }
+    }
+    let watching = std::time::Instant::now();
     let out = succeeded(
         &["release", "sync"],
         locked_release_sync(&cluster, dir.path(), &namespace, &quick, "30"),
     );
     assert!(out.contains("unchanged: revision 1"), "{out}");
+    assert!(
+        watching.elapsed() >= std::time::Duration::from_secs(30),
+        "the dead holder's lock was taken over before it stood still for its duration ({:?})",
+        watching.elapsed()
+    );
     assert!(
         leases
             .get_opt("capstan.release.locked")

@@ -3,21 +3,20 @@
 //! only once the holder let it expire, and stops acting as soon as a renewal fails for
 //! longer than the lease lasts.
 //!
-//! A long-lived election ([`LeaderElection::observing`], the operator's replicas; and
-//! [`LeaderElection::observed_with`], the operator's release locks, whose observations
-//! outlive one attempt) judges another holder's Lease expired as client-go does, without
-//! trusting clocks across hosts: only when the Lease's `resourceVersion` has not changed for
-//! the whole lease duration, timed on this process's monotonic clock. A one-shot election
-//! ([`LeaderElection::new`], a release lock taken by a short-lived `capstan release`
-//! process) cannot watch that long and compares the Lease's `renewTime` with this host's
-//! clock instead.
+//! Every election judges another holder's Lease expired as client-go does, without trusting
+//! clocks across hosts: only when the Lease's `resourceVersion` has not changed for the
+//! whole lease duration, timed on this process's monotonic clock. A long-lived election
+//! ([`LeaderElection::observing`], the operator's replicas) keeps what it saw between its
+//! own attempts; [`LeaderElection::observed_with`] shares it between attempts that are each
+//! a new election (the operator's release locks); a short-lived `capstan release` process
+//! watches the Lease within one call (see [`crate::release_lock`]).
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
-use k8s_openapi::jiff::{SignedDuration, Timestamp};
+use k8s_openapi::jiff::Timestamp;
 use kube::api::{ObjectMeta, PostParams};
 use kube::{Api, Client};
 
@@ -38,9 +37,8 @@ pub struct LeaseOptions {
 pub struct LeaderElection {
     api: Api<Lease>,
     options: LeaseOptions,
-    /// For an observing election: the other holder's Lease version last seen, and when it
-    /// was first seen (monotonic).
-    observed: Option<Arc<Observation>>,
+    /// The other holder's Lease version last seen, and when it was first seen (monotonic).
+    observed: Arc<Observation>,
 }
 
 /// What an observing election saw of another holder's Lease: its version and when that
@@ -64,42 +62,35 @@ fn expired_by_observation(
     }
 }
 
-fn expired(lease: &Lease, now: Timestamp) -> bool {
-    let Some(spec) = &lease.spec else { return true };
-    let Some(renewed) = spec.renew_time.as_ref().or(spec.acquire_time.as_ref()) else {
-        return true;
-    };
-    let seconds = i64::from(spec.lease_duration_seconds.unwrap_or(15));
-    renewed.0 + SignedDuration::from_secs(seconds) < now
-}
-
 impl LeaderElection {
-    /// Election over the Lease `options.namespace/options.name`.
-    pub fn new(client: Client, options: LeaseOptions) -> Self {
-        LeaderElection {
-            api: Api::namespaced(client, &options.namespace),
-            options,
-            observed: None,
-        }
-    }
-
-    /// An election that judges another holder's Lease expired by watching its version
-    /// for the lease duration on the monotonic clock (for a process that keeps running).
+    /// An election over the Lease `options.namespace/options.name` that keeps what it
+    /// observes of another holder's Lease between its own attempts (for a process that
+    /// keeps running).
     pub fn observing(client: Client, options: LeaseOptions) -> Self {
         Self::observed_with(client, options, Arc::new(Mutex::new(None)))
     }
 
-    /// An observing election whose observations are kept in `observed`, shared with the
-    /// earlier and later attempts on the same Lease (each attempt being a new election).
+    /// An election whose observations are kept in `observed`, shared with the earlier and
+    /// later attempts on the same Lease (each attempt being a new election).
     pub fn observed_with(
         client: Client,
         options: LeaseOptions,
         observed: Arc<Observation>,
     ) -> Self {
         LeaderElection {
-            observed: Some(observed),
-            ..LeaderElection::new(client, options)
+            api: Api::namespaced(client, &options.namespace),
+            options,
+            observed,
         }
+    }
+
+    /// The version of another holder's Lease this election saw last, if any.
+    pub fn observed_version(&self) -> Option<String> {
+        self.observed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+            .map(|(version, _)| version.clone())
     }
 
     fn spec(&self, now: Timestamp, acquired: Option<MicroTime>, transitions: i32) -> LeaseSpec {
@@ -144,7 +135,7 @@ impl LeaderElection {
         let spec = if holder == self.options.identity {
             let acquired = lease.spec.as_ref().and_then(|s| s.acquire_time.clone());
             self.spec(now, acquired, transitions)
-        } else if holder.is_empty() || self.holder_gone(&lease, now) {
+        } else if holder.is_empty() || self.holder_gone(&lease) {
             self.spec(now, None, transitions + 1)
         } else {
             return Ok(false);
@@ -163,10 +154,7 @@ impl LeaderElection {
     }
 
     /// Whether another holder's `lease` may be taken over.
-    fn holder_gone(&self, lease: &Lease, now: Timestamp) -> bool {
-        let Some(observed) = &self.observed else {
-            return expired(lease, now);
-        };
+    fn holder_gone(&self, lease: &Lease) -> bool {
         let duration = lease
             .spec
             .as_ref()
@@ -175,7 +163,7 @@ impl LeaderElection {
                 Duration::from_secs(u64::try_from(s).unwrap_or(0))
             });
         let version = lease.metadata.resource_version.clone().unwrap_or_default();
-        let mut observed = observed.lock().unwrap_or_else(|e| e.into_inner());
+        let mut observed = self.observed.lock().unwrap_or_else(|e| e.into_inner());
         expired_by_observation(&mut observed, &version, Instant::now(), duration)
     }
 
