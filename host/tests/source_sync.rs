@@ -740,10 +740,12 @@ async fn smart_http_with_basic_auth_and_every_credential_failure_named() {
 
 /// Secrets of the HTTPS test: `with-ca` holds the credentials and the CA that issued the
 /// server's certificate, `other-ca` the credentials and a CA that did not, `no-ca` only
-/// the credentials.
+/// the credentials, `chain-root` the credentials and the root CA of a server whose
+/// certificate an intermediate CA issued.
 struct TlsCredentials {
     ca: Vec<u8>,
     other_ca: Vec<u8>,
+    chain_root: Vec<u8>,
 }
 
 impl CredentialsLookup for TlsCredentials {
@@ -755,6 +757,7 @@ impl CredentialsLookup for TlsCredentials {
         match secret.name.as_str() {
             "with-ca" => data.insert("ca.crt".into(), self.ca.clone()),
             "other-ca" => data.insert("ca.crt".into(), self.other_ca.clone()),
+            "chain-root" => data.insert("ca.crt".into(), self.chain_root.clone()),
             "no-ca" => None,
             other => return Err(format!("secret apps/{other} not found")),
         };
@@ -782,15 +785,38 @@ async fn https_with_basic_auth_and_a_custom_ca_from_the_secret() {
     );
     let url = server.url("charts.git");
     assert!(url.starts_with("https://"), "{url}");
+    // A server whose certificate an intermediate CA issued, sending the chain; the Secret
+    // holds only the root.
+    let chained = tempfile::tempdir().unwrap();
+    tls_support::certificates_with_intermediate(chained.path());
+    let chain_server = git_support::GitHttpServer::start_with(
+        root.path(),
+        root.path().join("https-chain.log"),
+        Some(("alice", "s3cret")),
+        Some((
+            &chained.path().join("chain.crt"),
+            &chained.path().join("server.key"),
+        )),
+    );
+    let chain_url = chain_server.url("charts.git");
     let lookup = TlsCredentials {
         ca: std::fs::read(certs.path().join("ca.crt")).unwrap(),
         other_ca: std::fs::read(other.path().join("ca.crt")).unwrap(),
+        chain_root: std::fs::read(chained.path().join("ca.crt")).unwrap(),
     };
     let with = |name: &str| with_secret(source(&url, main_branch(), "chart"), name);
     let specs = BTreeMap::from([
         (release(1), with("with-ca")),
         (release(2), with("other-ca")),
         (release(3), with("no-ca")),
+        (
+            release(4),
+            with_secret(source(&chain_url, main_branch(), "chart"), "chain-root"),
+        ),
+        (
+            release(5),
+            with_secret(source(&chain_url, main_branch(), "chart"), "with-ca"),
+        ),
     ]);
     let report = f.sync.pass(&specs, &lookup, Instant::now()).await;
     let artifact = report.releases[&release(1)].clone().unwrap();
@@ -803,14 +829,32 @@ async fn https_with_basic_auth_and_a_custom_ca_from_the_secret() {
     };
     assert!(
         // Same subject as the real CA, another key: the signature does not verify.
-        err(2).contains("certificate of 127.0.0.1: invalid peer certificate: BadSignature"),
+        err(2).contains("failed: invalid peer certificate: BadSignature"),
         "{}",
         err(2)
     );
-    // Without a CA in the Secret, libgit2 checks against the system's roots, which do not
+    // Without a CA in the Secret, the system's CA certificates are trusted, which do not
     // hold the test CA.
-    assert!(err(3).contains("certificate"), "{}", err(3));
-    assert!(!err(3).contains("s3cret") && !err(2).contains("s3cret"));
+    assert!(
+        err(3).contains("invalid peer certificate: UnknownIssuer"),
+        "{}",
+        err(3)
+    );
+    // The whole chain is verified: the root alone in the Secret is enough...
+    assert_eq!(
+        report.releases[&release(4)].clone().unwrap().chart,
+        "private"
+    );
+    // ...and the bundle is the only trust: another CA's bundle is refused (both roots are
+    // named "capstan test CA": the intermediate's signature does not verify).
+    assert!(
+        err(5).contains("invalid peer certificate: BadSignature"),
+        "{}",
+        err(5)
+    );
+    for n in [2, 3, 5] {
+        assert!(!err(n).contains("s3cret"), "{}", err(n));
+    }
 }
 
 /// Secrets of the SSH test: `known` holds the client key and the server's `known_hosts`,

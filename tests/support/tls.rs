@@ -72,3 +72,80 @@ pub fn certificates(dir: &Path) {
         ],
     );
 }
+
+/// A root CA (`ca.crt`), an intermediate CA it signed, and a certificate the intermediate
+/// signed for 127.0.0.1 (`server.key`; `chain.crt` holds the server certificate followed by
+/// the intermediate's, as a server sends them).
+#[allow(
+    dead_code,
+    reason = "not every test crate including this file serves a chain"
+)]
+pub fn certificates_with_intermediate(dir: &Path) {
+    certificates(dir);
+    let ec = [
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+    ];
+    let mut request = vec!["req"];
+    request.extend(ec);
+    request.extend([
+        "-keyout",
+        "intermediate.key",
+        "-out",
+        "intermediate.csr",
+        "-subj",
+        "/CN=capstan test intermediate CA",
+    ]);
+    openssl(dir, &request);
+    std::fs::write(
+        dir.join("intermediate.ext"),
+        "basicConstraints=critical,CA:TRUE,pathlen:0\nkeyUsage=critical,keyCertSign,cRLSign\n",
+    )
+    .unwrap();
+    openssl(
+        dir,
+        &[
+            "x509",
+            "-req",
+            "-in",
+            "intermediate.csr",
+            "-CA",
+            "ca.crt",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-out",
+            "intermediate.crt",
+            "-days",
+            "2",
+            "-extfile",
+            "intermediate.ext",
+        ],
+    );
+    openssl(
+        dir,
+        &[
+            "x509",
+            "-req",
+            "-in",
+            "server.csr",
+            "-CA",
+            "intermediate.crt",
+            "-CAkey",
+            "intermediate.key",
+            "-CAcreateserial",
+            "-out",
+            "leaf.crt",
+            "-days",
+            "2",
+            "-extfile",
+            "san.ext",
+        ],
+    );
+    let mut chain = std::fs::read(dir.join("leaf.crt")).unwrap();
+    chain.extend(std::fs::read(dir.join("intermediate.crt")).unwrap());
+    std::fs::write(dir.join("chain.crt"), chain).unwrap();
+}

@@ -178,7 +178,8 @@ impl fmt::Debug for BasicAuth {
 }
 
 impl BasicAuth {
-    fn header(&self) -> Option<HeaderValue> {
+    /// The `Authorization` header value (marked sensitive).
+    pub(crate) fn header(&self) -> Option<HeaderValue> {
         use base64::Engine;
         let token = base64::engine::general_purpose::STANDARD
             .encode(format!("{}:{}", self.username, self.password));
@@ -253,11 +254,51 @@ impl fmt::Debug for CustomCa {
 impl CustomCa {
     /// Trust the certificates of a PEM bundle besides the Web PKI roots.
     pub fn from_pem(pem: &[u8]) -> Result<CustomCa, String> {
-        use rustls::pki_types::CertificateDer;
-        use rustls::pki_types::pem::PemObject;
-        let mut roots = rustls::RootCertStore {
+        let roots = rustls::RootCertStore {
             roots: webpki_roots::TLS_SERVER_ROOTS.into(),
         };
+        CustomCa::adding(roots, pem)
+    }
+
+    /// Trust the certificates of a PEM bundle and nothing else.
+    pub fn only(pem: &[u8]) -> Result<CustomCa, String> {
+        CustomCa::adding(rustls::RootCertStore::empty(), pem)
+    }
+
+    /// Trust this system's CA certificates (`SSL_CERT_FILE`, `SSL_CERT_DIR`, else the
+    /// distribution's bundle), as libgit2 and the git CLI do; the Web PKI roots when the
+    /// system has none.
+    pub fn system() -> CustomCa {
+        static SYSTEM: std::sync::OnceLock<CustomCa> = std::sync::OnceLock::new();
+        SYSTEM
+            .get_or_init(|| {
+                let mut roots = rustls::RootCertStore::empty();
+                let found = rustls_native_certs::load_native_certs();
+                for error in &found.errors {
+                    tracing::debug!(%error, "reading the system's CA certificates");
+                }
+                let (added, _) = roots.add_parsable_certificates(found.certs);
+                if added == 0 {
+                    return CustomCa(web_pki());
+                }
+                CustomCa::config(roots).unwrap_or_else(|_| CustomCa(web_pki()))
+            })
+            .clone()
+    }
+
+    fn config(roots: rustls::RootCertStore) -> Result<CustomCa, String> {
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let config = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .map_err(|e| format!("TLS setup: {e}"))?
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+        Ok(CustomCa(Arc::new(config)))
+    }
+
+    fn adding(mut roots: rustls::RootCertStore, pem: &[u8]) -> Result<CustomCa, String> {
+        use rustls::pki_types::CertificateDer;
+        use rustls::pki_types::pem::PemObject;
         let mut added = 0;
         for certificate in CertificateDer::pem_slice_iter(pem) {
             let certificate =
@@ -270,13 +311,7 @@ impl CustomCa {
         if added == 0 {
             return Err("CA bundle holds no certificate".into());
         }
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let config = rustls::ClientConfig::builder_with_provider(provider)
-            .with_safe_default_protocol_versions()
-            .map_err(|e| format!("TLS setup: {e}"))?
-            .with_root_certificates(roots)
-            .with_no_client_auth();
-        Ok(CustomCa(Arc::new(config)))
+        CustomCa::config(roots)
     }
 }
 
@@ -411,7 +446,7 @@ fn done() -> Box<dyn Future<Output = Result<(), HttpError>> + Send> {
     Box::new(async { Ok(()) })
 }
 
-fn full(body: Bytes) -> WasiBody {
+pub(crate) fn full(body: Bytes) -> WasiBody {
     Full::new(body)
         .map_err(|never| match never {})
         .boxed_unsync()
@@ -562,7 +597,7 @@ fn web_pki() -> Arc<rustls::ClientConfig> {
 /// that answers (TLS for `https`: verified against `ca` when given, else the Web PKI),
 /// and send the request over HTTP/1.1. The response body fails after `timeout` without a
 /// byte.
-async fn send_checked(
+pub(crate) async fn send_checked(
     mut request: Request<WasiBody>,
     origin: &Origin,
     ca: Option<&CustomCa>,

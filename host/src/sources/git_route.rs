@@ -5,10 +5,9 @@
 //! and checked it, so a name whose answer changes in between (DNS rebinding) could reach an
 //! address the guard never saw. An `ssh://`, scp-like or `git://` remote is therefore
 //! fetched from the checked address written into the URL ([`with_pinned_host`]); its host
-//! key is still matched against the name the user wrote. HTTP(S) remotes are not pinned:
-//! a per-fetch pinning proxy was tried, and libgit2 1.9 hung tearing down a TLS stream
-//! tunnelled through it after a 401, and plain-HTTP fetches with basic auth got a 500 through
-//! it (cause not found); `https://` keeps libgit2's own resolution (docs/sources.md).
+//! key is still matched against the name the user wrote. HTTP(S) remotes go through the
+//! host's own HTTP client instead ([`super::git_http`]), which checks and pins every
+//! request.
 
 use std::net::SocketAddr;
 
@@ -24,7 +23,7 @@ pub struct PinnedRemote {
     pub addresses: Vec<SocketAddr>,
 }
 
-/// Whether `url` is fetched over HTTP or HTTPS (libgit2's own HTTP client).
+/// Whether `url` is fetched over HTTP or HTTPS (through [`super::git_http`]).
 pub fn is_http(url: &str) -> bool {
     let lower = url.trim_start().to_ascii_lowercase();
     lower.starts_with("http://") || lower.starts_with("https://")

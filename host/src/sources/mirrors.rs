@@ -14,7 +14,9 @@ use crate::capabilities::egress::EgressPolicy;
 use sha2::{Digest, Sha256};
 
 use super::MirrorKey;
+use super::git_http::{self, HttpRemote, Registered};
 use super::git_route;
+use crate::capabilities::http::BasicAuth;
 
 /// Credentials for one repository, read from a Kubernetes Secret by the caller.
 #[derive(Clone, PartialEq, Eq)]
@@ -62,16 +64,14 @@ pub struct GitAccess {
     pub known_hosts: Option<String>,
 }
 
-/// Accept or refuse the certificate a remote presented: an SSH host key must be listed in
-/// `known_hosts` for the host (no `known_hosts`: refused, as an unknown host is); an HTTPS
-/// certificate is verified against `ca_bundle` when one is given (it must be issued by it
-/// directly: libgit2 hands over the server's own certificate only), else by libgit2 against
-/// the system's roots.
+/// Accept or refuse the host key an SSH remote presented: it must be listed in
+/// `known_hosts` for the host (no `known_hosts`: refused, as an unknown host is). HTTP(S)
+/// remotes never reach this check: their TLS is the host's own ([`super::git_http`]);
+/// anything else libgit2 shows is left to libgit2.
 fn check_remote_certificate(
     certificate: &git2::cert::Cert<'_>,
     host: &str,
     port: u16,
-    ca_bundle: Option<&[u8]>,
     known_hosts: Option<&str>,
 ) -> Result<git2::CertificateCheckStatus, git2::Error> {
     if let Some(hostkey) = certificate.as_hostkey() {
@@ -91,12 +91,7 @@ fn check_remote_certificate(
             )))
         };
     }
-    match (certificate.as_x509(), ca_bundle) {
-        (Some(x509), Some(bundle)) => verify_with_bundle(x509.data(), host, bundle)
-            .map(|()| git2::CertificateCheckStatus::CertificateOk)
-            .map_err(|why| git2::Error::from_str(&format!("certificate of {host}: {why}"))),
-        _ => Ok(git2::CertificateCheckStatus::CertificatePassthrough),
-    }
+    Ok(git2::CertificateCheckStatus::CertificatePassthrough)
 }
 
 /// Whether `known_hosts` lists `key` (an SSH public key blob) for `host` on `port`, as
@@ -147,35 +142,6 @@ fn known_host_matches(known_hosts: &str, host: &str, port: u16, key: &[u8]) -> b
                 }
             })
     })
-}
-
-/// Verify a server certificate (DER) for `host` against the CA certificates of `bundle`.
-fn verify_with_bundle(der: &[u8], host: &str, bundle: &[u8]) -> Result<(), String> {
-    use rustls::client::danger::ServerCertVerifier;
-    use rustls::pki_types::pem::PemObject;
-    use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
-    let mut roots = rustls::RootCertStore::empty();
-    for certificate in CertificateDer::pem_slice_iter(bundle) {
-        let certificate = certificate.map_err(|e| format!("CA bundle is not valid PEM: {e}"))?;
-        roots
-            .add(certificate)
-            .map_err(|e| format!("CA bundle holds an unusable certificate: {e}"))?;
-    }
-    if roots.is_empty() {
-        return Err("CA bundle holds no certificate".into());
-    }
-    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
-    let verifier = rustls::client::WebPkiServerVerifier::builder_with_provider(
-        std::sync::Arc::new(roots),
-        provider,
-    )
-    .build()
-    .map_err(|e| e.to_string())?;
-    let name = ServerName::try_from(host.to_owned()).map_err(|e| e.to_string())?;
-    verifier
-        .verify_server_cert(&CertificateDer::from(der), &[], &name, &[], UnixTime::now())
-        .map(|_| ())
-        .map_err(|e| e.to_string())
 }
 
 /// Why a mirror could not be fetched. Names the repository, never its credentials: a
@@ -326,9 +292,32 @@ impl MirrorStore {
             .pin_git_url(url)
             .map_err(|refused| failed(refused.to_string()))?;
         // libgit2 would resolve the host again: an SSH or git:// remote is fetched from the
-        // address just checked (HTTP(S) is not pinned yet, see `git_route`).
+        // address just checked; an HTTP(S) remote through the host's own HTTP client, which
+        // checks and pins every request (`git_http`).
         let mut remote_url = url.clone();
-        if let Some(pinned) = pinned.filter(|_| !git_route::is_http(url))
+        let mut http_remote = None;
+        if git_route::is_http(url) {
+            let basic = match credentials {
+                Some(GitCredentials::Basic { username, password }) => Some(BasicAuth {
+                    username: username.clone(),
+                    password: password.clone(),
+                }),
+                _ => None,
+            };
+            let ca_bundle = access.and_then(|a| a.ca_bundle.as_deref());
+            let remote = HttpRemote::new(
+                url,
+                basic,
+                ca_bundle,
+                Arc::new(egress.clone()),
+                self.timeout,
+            )
+            .map_err(failed)?;
+            let registered =
+                git_http::register(remote).map_err(|e| failed(e.message().to_owned()))?;
+            remote_url = registered.url();
+            http_remote = Some(registered);
+        } else if let Some(pinned) = pinned
             && let Some(first) = pinned.addresses.first()
         {
             remote_url = git_route::with_pinned_host(url, &pinned, *first)
@@ -403,7 +392,6 @@ impl MirrorStore {
             }
             Instant::now() < deadline
         });
-        let ca_bundle = access.and_then(|a| a.ca_bundle.clone());
         let known_hosts = access.and_then(|a| a.known_hosts.clone());
         // Host keys and certificates are matched against the name the user wrote, also
         // when the remote URL was rewritten to the checked address.
@@ -421,7 +409,6 @@ impl MirrorStore {
                 certificate,
                 written_host.as_deref().unwrap_or(host),
                 port,
-                ca_bundle.as_deref(),
                 known_hosts.as_deref(),
             )
             .inspect_err(|e| {
@@ -447,6 +434,8 @@ impl MirrorStore {
                     .unwrap_or_else(|e| e.into_inner())
                     .take();
                 if let Some(why) = over {
+                    failed(why)
+                } else if let Some(why) = http_remote.as_ref().and_then(Registered::failure) {
                     failed(why)
                 } else if Instant::now() >= deadline {
                     failed(format!("timed out after {} s", timeout.as_secs()))

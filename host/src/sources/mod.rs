@@ -6,6 +6,7 @@
 
 pub mod artifacts;
 pub mod catalog;
+pub mod git_http;
 pub mod git_route;
 pub mod mirrors;
 pub mod registry;
