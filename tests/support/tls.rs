@@ -1,5 +1,5 @@
 //! Test certificates made with the `openssl` CLI: a CA and a server certificate it issued
-//! for 127.0.0.1.
+//! for 127.0.0.1, optionally through an intermediate CA.
 
 use std::path::Path;
 use std::process::Command;
@@ -17,60 +17,68 @@ fn openssl(dir: &Path, args: &[&str]) {
     );
 }
 
-/// A CA (`ca.crt`) and a certificate it signed for 127.0.0.1 (`server.crt`, `server.key`).
-pub fn certificates(dir: &Path) {
-    let ec = [
+/// A new P-256 key (`{name}.key`) and, with `self_signed`, a CA certificate (`{name}.crt`),
+/// else a signing request (`{name}.csr`) for `subject`.
+fn new_key(dir: &Path, name: &str, subject: &str, self_signed: bool) {
+    let key = format!("{name}.key");
+    let out = format!("{name}.{}", if self_signed { "crt" } else { "csr" });
+    let mut args = vec!["req"];
+    if self_signed {
+        args.extend(["-x509", "-days", "2"]);
+    }
+    args.extend([
         "-newkey",
         "ec",
         "-pkeyopt",
         "ec_paramgen_curve:prime256v1",
         "-nodes",
-    ];
-    let mut ca = vec!["req", "-x509"];
-    ca.extend(ec);
-    ca.extend([
         "-keyout",
-        "ca.key",
+        &key,
         "-out",
-        "ca.crt",
-        "-days",
-        "2",
+        &out,
         "-subj",
-        "/CN=capstan test CA",
+        subject,
     ]);
-    openssl(dir, &ca);
-    let mut request = vec!["req"];
-    request.extend(ec);
-    request.extend([
-        "-keyout",
-        "server.key",
-        "-out",
-        "server.csr",
-        "-subj",
-        "/CN=127.0.0.1",
-    ]);
-    openssl(dir, &request);
-    std::fs::write(dir.join("san.ext"), "subjectAltName=IP:127.0.0.1\n").unwrap();
+    openssl(dir, &args);
+}
+
+/// Sign `{name}.csr` with the CA `{ca}.crt`/`{ca}.key` into `{out}.crt`, with the
+/// extensions of file `extensions`.
+fn sign(dir: &Path, name: &str, ca: &str, out: &str, extensions: &str) {
+    let (csr, ca_crt, ca_key, crt) = (
+        format!("{name}.csr"),
+        format!("{ca}.crt"),
+        format!("{ca}.key"),
+        format!("{out}.crt"),
+    );
     openssl(
         dir,
         &[
             "x509",
             "-req",
             "-in",
-            "server.csr",
+            &csr,
             "-CA",
-            "ca.crt",
+            &ca_crt,
             "-CAkey",
-            "ca.key",
+            &ca_key,
             "-CAcreateserial",
             "-out",
-            "server.crt",
+            &crt,
             "-days",
             "2",
             "-extfile",
-            "san.ext",
+            extensions,
         ],
     );
+}
+
+/// A CA (`ca.crt`) and a certificate it signed for 127.0.0.1 (`server.crt`, `server.key`).
+pub fn certificates(dir: &Path) {
+    new_key(dir, "ca", "/CN=capstan test CA", true);
+    new_key(dir, "server", "/CN=127.0.0.1", false);
+    std::fs::write(dir.join("san.ext"), "subjectAltName=IP:127.0.0.1\n").unwrap();
+    sign(dir, "server", "ca", "server", "san.ext");
 }
 
 /// A root CA (`ca.crt`), an intermediate CA it signed, and a certificate the intermediate
@@ -82,69 +90,25 @@ pub fn certificates(dir: &Path) {
 )]
 pub fn certificates_with_intermediate(dir: &Path) {
     certificates(dir);
-    let ec = [
-        "-newkey",
-        "ec",
-        "-pkeyopt",
-        "ec_paramgen_curve:prime256v1",
-        "-nodes",
-    ];
-    let mut request = vec!["req"];
-    request.extend(ec);
-    request.extend([
-        "-keyout",
-        "intermediate.key",
-        "-out",
-        "intermediate.csr",
-        "-subj",
+    new_key(
+        dir,
+        "intermediate",
         "/CN=capstan test intermediate CA",
-    ]);
-    openssl(dir, &request);
+        false,
+    );
     std::fs::write(
         dir.join("intermediate.ext"),
         "basicConstraints=critical,CA:TRUE,pathlen:0\nkeyUsage=critical,keyCertSign,cRLSign\n",
     )
     .unwrap();
-    openssl(
+    sign(
         dir,
-        &[
-            "x509",
-            "-req",
-            "-in",
-            "intermediate.csr",
-            "-CA",
-            "ca.crt",
-            "-CAkey",
-            "ca.key",
-            "-CAcreateserial",
-            "-out",
-            "intermediate.crt",
-            "-days",
-            "2",
-            "-extfile",
-            "intermediate.ext",
-        ],
+        "intermediate",
+        "ca",
+        "intermediate",
+        "intermediate.ext",
     );
-    openssl(
-        dir,
-        &[
-            "x509",
-            "-req",
-            "-in",
-            "server.csr",
-            "-CA",
-            "intermediate.crt",
-            "-CAkey",
-            "intermediate.key",
-            "-CAcreateserial",
-            "-out",
-            "leaf.crt",
-            "-days",
-            "2",
-            "-extfile",
-            "san.ext",
-        ],
-    );
+    sign(dir, "server", "intermediate", "leaf", "san.ext");
     let mut chain = std::fs::read(dir.join("leaf.crt")).unwrap();
     chain.extend(std::fs::read(dir.join("intermediate.crt")).unwrap());
     std::fs::write(dir.join("chain.crt"), chain).unwrap();
