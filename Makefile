@@ -2,6 +2,13 @@
 # a local control plane and the operator with every plugin.
 
 CARGO ?= cargo
+# Every host build and test selects the whole workspace: Cargo resolves features over the
+# packages a command selects, so `-p capstan` here and `-p capstan-integration-tests` there
+# would each get their own feature set and rebuild wasmtime, cranelift and kube (measured:
+# five extra minutes of a cold `make test`). One selection, one build: HOST_BUILD compiles
+# the binaries and every test target once, and each `cargo test $(HOST)` reuses it.
+HOST := --workspace
+HOST_BUILD := $(CARGO) build $(HOST) --bins --tests
 PLUGIN_TARGET := wasm32-wasip2
 PLUGIN_OUT := target/$(PLUGIN_TARGET)/plugin
 # Component file name (target/plugins/<name>.wasm) = crate name without its prefix.
@@ -50,12 +57,16 @@ fmt-check:
 	$(CARGO) fmt --manifest-path plugins/examples/helm4-mirror-getter/Cargo.toml -- --check
 	$(CARGO) fmt --manifest-path plugins/examples/helm4-label-postrenderer/Cargo.toml -- --check
 
+## Lints in a target directory of their own: a check build shares no artifact with the test
+## builds anyway, and apart it never waits on their build lock (`make test` runs it beside
+## the integration suite).
+CLIPPY := $(CARGO) clippy --target-dir target/clippy
 clippy:
-	$(CARGO) clippy --workspace --all-targets -- -D warnings
-	$(CARGO) clippy --target $(PLUGIN_TARGET) $(foreach p,$(PRODUCT_PLUGINS),-p capstan-$(p)) \
+	$(CLIPPY) --workspace --all-targets -- -D warnings
+	$(CLIPPY) --target $(PLUGIN_TARGET) $(foreach p,$(PRODUCT_PLUGINS),-p capstan-$(p)) \
 		$(foreach p,$(TEST_PLUGINS),-p test-plugin-$(p)) -- -D warnings
-	$(CARGO) clippy $(HELM4_GETTER) --target wasm32-wasip1 -- -D warnings
-	$(CARGO) clippy $(HELM4_POSTRENDERER) --target wasm32-wasip1 -- -D warnings
+	$(CLIPPY) --manifest-path plugins/examples/helm4-mirror-getter/Cargo.toml --target wasm32-wasip1 -- -D warnings
+	$(CLIPPY) --manifest-path plugins/examples/helm4-label-postrenderer/Cargo.toml --target wasm32-wasip1 -- -D warnings
 
 ## The host links no Helm library (the contract is wrong if it needs one).
 helm-free-host:
@@ -70,30 +81,31 @@ helm-free-host:
 unit-test: export CAPSTAN_TOOLS_DIR = $(CURDIR)/target/no-tools
 unit-test: plugins python-plugins helm4-plugins helm-free-host ssh-server
 	@rm -rf target/no-tools
-	$(CARGO) test -p capstan --lib --bins
-	$(CARGO) test -p capstan-plugin-sdk -p capstan-source-git -p capstan-source-helm-repo -p capstan-source-oci -p capstan-backend-helm3 -p capstan-compat-helm --lib
+	$(HOST_BUILD)
+	$(CARGO) test $(HOST) --lib --bins
 	CAPSTAN_SNIPPETS_MIN_PERCENT=100 CAPSTAN_PARITY_MIN_PERCENT=97 \
-		$(CARGO) test -p capstan-gotmpl -p capstan-sprig -p capstan-goyaml -p capstan-helm
-	$(CARGO) test -p capstan --test plugin_runtime --test source_sync --test plugin_scaffold --test helm4_getter
+		$(CARGO) test $(HOST) --test snippets --test oracle --test chart_corpus --test helm_loader \
+		--test helm_testdata --test hostile --test oracles --test parity
+	$(CARGO) test $(HOST) --test plugin_runtime --test source_sync --test plugin_scaffold \
+		--test helm4_getter --test plugin_compile_cli
 	$(CARGO) test $(HELM4_GETTER)
 	$(CARGO) test $(HELM4_POSTRENDERER)
 	python3 -m pytest -q plugins/examples/python-url-source
-	$(CARGO) build -p capstan
-	$(CARGO) test -p capstan-integration-tests --test template_cli
+	$(CARGO) test $(HOST) --test template_cli
 	@if [ -e target/no-tools ]; then echo "a unit test created target/no-tools: it needs the tools" >&2; exit 1; fi
 
 ## Component tests that need a built tool but no cluster: the real `helm` packages and
 ## indexes the charts the Helm-repository source is tested against; `capstan template` and
 ## the recorded rendering oracles (plugins/lib/helm/tests/oracles) against real Helm v4.2.3.
 tool-test: plugins tools
-	$(CARGO) test -p capstan --test source_helm_repo
-	$(CARGO) build -p capstan
-	$(CARGO) test -p capstan-integration-tests --test helm_oracles
+	$(HOST_BUILD)
+	$(CARGO) test $(HOST) --test source_helm_repo
+	$(CARGO) test $(HOST) --test helm_oracles
 
 ## Record real Helm's answers for the rendering oracles (after adding or changing a case).
 oracles: plugins tools
-	$(CARGO) build -p capstan
-	CAPSTAN_ORACLES_WRITE=1 $(CARGO) test -p capstan-integration-tests --test helm_oracles
+	$(HOST_BUILD)
+	CAPSTAN_ORACLES_WRITE=1 $(CARGO) test $(HOST) --test helm_oracles
 
 ## Control-plane binaries and the OCI test registry (Go, cached by version outside the
 ## checkout).
@@ -114,8 +126,8 @@ cluster-down:
 ## Integration tests against a real control plane; the harness starts one if none is up
 ## and always stops what it started.
 integration-test: plugins python-plugins helm4-plugins tools
-	$(CARGO) build -p capstan
-	$(CARGO) test -p capstan-integration-tests --test cluster -- --test-threads=1
+	$(HOST_BUILD)
+	$(CARGO) test $(HOST) --test cluster -- --test-threads=1
 
 ## The SSH git server of the tests (tests/support/git_ssh_server.py): asyncssh in a venv.
 ssh-server: target/ssh-venv/bin/python
@@ -135,7 +147,14 @@ fuzz:
 fuzz-smoke:
 	CAPSTAN_FUZZ_SCRATCH=1 scripts/fuzz 15
 
-test: fmt-check clippy supply-chain unit-test fuzz-smoke tool-test integration-test chaos-smoke image
+## What CI runs (.ci/run). The builds and tests that need the CPU run one after another;
+## then the integration suite and the chaos campaign, which mostly wait on their control
+## planes, run with the lints and the image's release build beside them at the lowest CPU
+## priority (scripts/beside), which takes those two compiles off the critical path of a
+## 2-core machine; last, the image is assembled, pushed and checked.
+test: fmt-check supply-chain unit-test fuzz-smoke tool-test
+	scripts/beside "$(MAKE) clippy && scripts/image --build-only" -- $(MAKE) integration-test chaos-smoke
+	$(MAKE) image
 
 ## A short chaos campaign (scripts/chaos: kills, control-plane restarts, source outages),
 ## at most 5 minutes of faults on a control plane of its own.
