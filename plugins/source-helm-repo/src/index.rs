@@ -237,9 +237,35 @@ pub fn select<'a>(
         })
 }
 
+/// What the `repository_index` fuzz target (`fuzz/`) and its corpus replay run on one
+/// input: parse it as an index, then select over whatever parsed. Errors are answers; only a
+/// panic is a finding.
+pub fn exercise(bytes: &[u8]) {
+    if let Ok(versions) = chart_versions(bytes, "web") {
+        for wanted in ["", "1.2.3", ">=1.0.0 <2", "~0.1", "not a version"] {
+            let _ = select("web", &versions, wanted);
+        }
+    }
+}
+
+// `as_text` serves the fuzz targets that take text; this one takes bytes.
+#[cfg(test)]
+#[allow(dead_code)]
+#[path = "../../../fuzz/fuzz_targets/replay.rs"]
+mod fuzz_replay;
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use super::fuzz_replay as replay;
+
+    /// The committed fuzz corpus (`make fuzz` found it) replayed on the stable toolchain.
+    #[test]
+    fn fuzz_corpus_replays_without_a_panic() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        replay::replay(&root, "repository_index", 100, exercise);
+    }
 
     const INDEX: &str = "apiVersion: v1\nentries:\n  other:\n  - {name: other, version: 9.9.9, urls: [o.tgz]}\n  demo:\n  - name: demo\n    version: 1.10.0-rc.1\n    urls: [demo-1.10.0-rc.1.tgz]\n    digest: aa\n  - name: demo\n    version: 1.2.0\n    urls: [demo-1.2.0.tgz]\n    digest: bb\n    appVersion: 2.0\n  - name: demo\n    version: 1.9.3\n    urls: [https://cdn.example.com/demo-1.9.3.tgz]\n    digest: cc\n  - name: demo\n    version: not-a-version\n    urls: [x.tgz]\ngenerated: \"2026-01-01T00:00:00Z\"\n";
 
