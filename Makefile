@@ -48,8 +48,10 @@ helm4-plugins:
 	cp plugins/examples/helm4-label-postrenderer/plugin.yaml target/plugins/helm4/label-postrenderer/plugin.yaml
 	cp target/helm4-plugins/wasm32-wasip1/release/helm4_label_postrenderer.wasm target/plugins/helm4/label-postrenderer/plugin.wasm
 
-HELM4_GETTER := --manifest-path plugins/examples/helm4-mirror-getter/Cargo.toml --target-dir target/helm4-plugins
-HELM4_POSTRENDERER := --manifest-path plugins/examples/helm4-label-postrenderer/Cargo.toml --target-dir target/helm4-plugins
+HELM4_GETTER_MANIFEST := --manifest-path plugins/examples/helm4-mirror-getter/Cargo.toml
+HELM4_POSTRENDERER_MANIFEST := --manifest-path plugins/examples/helm4-label-postrenderer/Cargo.toml
+HELM4_GETTER := $(HELM4_GETTER_MANIFEST) --target-dir target/helm4-plugins
+HELM4_POSTRENDERER := $(HELM4_POSTRENDERER_MANIFEST) --target-dir target/helm4-plugins
 
 fmt-check:
 	$(CARGO) fmt --all -- --check
@@ -65,8 +67,8 @@ clippy:
 	$(CLIPPY) --workspace --all-targets -- -D warnings
 	$(CLIPPY) --target $(PLUGIN_TARGET) $(foreach p,$(PRODUCT_PLUGINS),-p capstan-$(p)) \
 		$(foreach p,$(TEST_PLUGINS),-p test-plugin-$(p)) -- -D warnings
-	$(CLIPPY) --manifest-path plugins/examples/helm4-mirror-getter/Cargo.toml --target wasm32-wasip1 -- -D warnings
-	$(CLIPPY) --manifest-path plugins/examples/helm4-label-postrenderer/Cargo.toml --target wasm32-wasip1 -- -D warnings
+	$(CLIPPY) $(HELM4_GETTER_MANIFEST) --target wasm32-wasip1 -- -D warnings
+	$(CLIPPY) $(HELM4_POSTRENDERER_MANIFEST) --target wasm32-wasip1 -- -D warnings
 
 ## The host links no Helm library (the contract is wrong if it needs one).
 helm-free-host:
