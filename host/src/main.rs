@@ -314,10 +314,30 @@ fn main() -> std::process::ExitCode {
     }
 }
 
+impl Command {
+    /// Whether this command may fetch from a git server (the operator, and source
+    /// resolution through any plugin, which can ask the host for a git mirror).
+    fn may_fetch_git(&self) -> bool {
+        matches!(
+            self,
+            Command::Run { .. }
+                | Command::Source { .. }
+                | Command::Plugin {
+                    command: PluginCommand::Run { .. }
+                }
+        )
+    }
+}
+
 fn run_cli() -> anyhow::Result<()> {
     let cli = Cli::parse();
-    // SAFETY: no other thread exists yet (the async runtime is built below).
-    unsafe { capstan::sources::mirrors::set_network_timeouts(GIT_NETWORK_TIMEOUT) };
+    // Only the commands that can fetch git repositories touch libgit2: its initialisation
+    // loads the system's CA certificates through OpenSSL, which was ~70 ms (a sixth) of a
+    // `capstan template` run that never uses git.
+    if cli.command.may_fetch_git() {
+        // SAFETY: no other thread exists yet (the async runtime is built below).
+        unsafe { capstan::sources::mirrors::set_network_timeouts(GIT_NETWORK_TIMEOUT) };
+    }
     // `capstan template` prints what `helm template` prints: the manifests, or the error.
     // Plugin-call warnings would only repeat that error; RUST_LOG still shows them.
     let default_level = match cli.command {

@@ -415,11 +415,15 @@ impl PluginRuntime {
             config.world.export_interface(),
             inspect::CURRENT_VERSIONS
         );
+        let stamp_before = cache::FileStamp::of(&path);
         let bytes = std::fs::read(&path).map_err(|cause| LoadError::Read {
             name: name.clone(),
             path: path.clone(),
             cause,
         })?;
+        // The file is known unchanged over the read only if its stamp is the same after it.
+        let stamp =
+            stamp_before.filter(|before| cache::FileStamp::of(&path).as_ref() == Some(before));
         let found = inspect::binary_kind(&bytes).not_a_component();
         if let Some(found) = found {
             return Err(LoadError::NotComponent {
@@ -429,14 +433,15 @@ impl PluginRuntime {
                 expected,
             });
         }
-        let (component, cache) =
-            self.cache
-                .load(&self.engine, &bytes)
-                .map_err(|e| LoadError::Compile {
-                    name: name.clone(),
-                    path: path.clone(),
-                    message: e.to_string(),
-                })?;
+        let loaded = match &stamp {
+            Some(stamp) => self.cache.load_stamped(&self.engine, &bytes, stamp),
+            None => self.cache.load(&self.engine, &bytes),
+        };
+        let (component, cache) = loaded.map_err(|e| LoadError::Compile {
+            name: name.clone(),
+            path: path.clone(),
+            message: e.to_string(),
+        })?;
         let description = ComponentDescription::of(&self.engine, &component);
         let wit_version = inspect::check_world(&description, config.world).map_err(|mismatch| {
             LoadError::WrongWorld {
