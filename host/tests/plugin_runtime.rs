@@ -452,11 +452,20 @@ fn a_corrupt_cache_entry_is_recompiled() {
         PluginLimits::default(),
     );
     runtime(cache.path()).load(&config).unwrap();
+    let mut corrupted = 0;
     for file in std::fs::read_dir(cache.path()).unwrap() {
-        std::fs::write(file.unwrap().path(), b"garbage").unwrap();
+        let path = file.unwrap().path();
+        if path.extension().is_some_and(|x| x == "cwasm") {
+            std::fs::write(path, b"garbage").unwrap();
+            corrupted += 1;
+        }
     }
+    assert_eq!(corrupted, 1);
     let plugin = runtime(cache.path()).load(&config).unwrap();
     assert_eq!(plugin.cache_outcome(), CacheOutcome::Compiled);
+    // The remembered digest of the unchanged plugin file still leads to the same entry.
+    let plugin = runtime(cache.path()).load(&config).unwrap();
+    assert_eq!(plugin.cache_outcome(), CacheOutcome::Hit);
 }
 
 #[test]

@@ -7,6 +7,12 @@
 //! The corpus is `CAPSTAN_PARITY_DIR`, or `../shared/helm-parity/cases` next to the
 //! workspace; without it the bench prints a message and measures nothing.
 //! `scripts/bench-render` compares the same charts with real Helm and `capstan template`.
+//!
+//! Besides the whole render (`render/<chart>`), each stage is measured on its own, so a
+//! change shows where it helped: `stage_load/<chart>` (reading the folder and subcharts),
+//! `stage_render/<chart>` (dependencies, values, templates and sorting into manifests and
+//! hooks, from a loaded chart) and
+//! `stage_text/<chart>` (the output text of an assembled render).
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -118,6 +124,71 @@ fn render(c: &mut Criterion) {
         });
     }
     group.finish();
+    stages(c, &cases, &options);
+}
+
+/// The stages of [`render_case`], each timed alone on the same charts.
+fn stages(c: &mut Criterion, cases: &[(String, PathBuf)], options: &RenderOptions) {
+    let configure =
+        |group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>| {
+            group
+                .sample_size(10)
+                .warm_up_time(Duration::from_millis(300))
+                .measurement_time(Duration::from_secs(1));
+        };
+    let mut load = c.benchmark_group("stage_load");
+    configure(&mut load);
+    for (name, case) in cases {
+        load.bench_function(name.as_str(), |b| {
+            b.iter(|| std::hint::black_box(capstan_helm::load::load_dir(case.join("chart"))))
+        });
+    }
+    load.finish();
+
+    let mut prepared = Vec::new();
+    for (name, case) in cases {
+        let Ok(chart) = capstan_helm::load::load_dir(case.join("chart")) else {
+            continue;
+        };
+        let user_values = std::fs::read(case.join("values/default.yaml"))
+            .ok()
+            .and_then(|data| capstan_helm::load::load_values(&data).ok())
+            .unwrap_or_else(Value::new_map);
+        prepared.push((name, chart, user_values));
+    }
+    let mut render = c.benchmark_group("stage_render");
+    configure(&mut render);
+    for (name, chart, user_values) in &prepared {
+        render.bench_function(name.as_str(), |b| {
+            b.iter_batched(
+                || chart.clone(),
+                |chart| {
+                    std::hint::black_box(capstan_helm::pipeline::render_chart(
+                        chart,
+                        user_values,
+                        options,
+                        false,
+                    ))
+                },
+                criterion::BatchSize::LargeInput,
+            )
+        });
+    }
+    render.finish();
+
+    let mut text = c.benchmark_group("stage_text");
+    configure(&mut text);
+    for (name, chart, user_values) in &prepared {
+        let Ok(assembled) =
+            capstan_helm::pipeline::render_chart(chart.clone(), user_values, options, false)
+        else {
+            continue;
+        };
+        text.bench_function(name.as_str(), |b| {
+            b.iter(|| std::hint::black_box(template_text(&assembled, true)))
+        });
+    }
+    text.finish();
 }
 
 /// Run the benchmarks on a thread with a large stack (deeply nested templates recurse),
