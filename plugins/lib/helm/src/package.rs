@@ -235,7 +235,8 @@ fn gzip_stored(data: &[u8]) -> Vec<u8> {
     crc.update(data);
     out.extend_from_slice(&crc.sum().to_le_bytes());
     // ISIZE is the input length modulo 2^32.
-    out.extend_from_slice(&((data.len() & 0xffff_ffff) as u32).to_le_bytes());
+    // (`as` truncates to exactly that on 64-bit hosts; on wasm32 `usize` is 32 bits.)
+    out.extend_from_slice(&(data.len() as u32).to_le_bytes());
     out
 }
 
