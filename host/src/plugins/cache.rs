@@ -296,12 +296,18 @@ mod tests {
         SystemTime::now() + Duration::from_secs(60)
     }
 
-    #[test]
-    fn an_unchanged_file_is_not_hashed_again() {
+    /// A cache in a temporary folder and a plugin file holding `content` beside it.
+    fn cache_and_plugin_file(content: &[u8]) -> (tempfile::TempDir, CompiledCache, PathBuf) {
         let dir = tempfile::tempdir().unwrap();
         let cache = CompiledCache::new(dir.path().join("cache"));
         let file = dir.path().join("plugin.wasm");
-        std::fs::write(&file, b"first content").unwrap();
+        std::fs::write(&file, content).unwrap();
+        (dir, cache, file)
+    }
+
+    #[test]
+    fn an_unchanged_file_is_not_hashed_again() {
+        let (_dir, cache, file) = cache_and_plugin_file(b"first content");
         let stamp = FileStamp::of(&file).unwrap();
         let digest = cache.stamped_digest_at(&stamp, b"first content", later());
         assert_eq!(digest, Sha256::digest(b"first content").to_vec());
@@ -315,10 +321,7 @@ mod tests {
 
     #[test]
     fn a_rewritten_file_is_hashed_again_even_with_its_size_and_mtime_kept() {
-        let dir = tempfile::tempdir().unwrap();
-        let cache = CompiledCache::new(dir.path().join("cache"));
-        let file = dir.path().join("plugin.wasm");
-        std::fs::write(&file, b"version 1").unwrap();
+        let (_dir, cache, file) = cache_and_plugin_file(b"version 1");
         let first = FileStamp::of(&file).unwrap();
         let mtime = std::fs::metadata(&file).unwrap().modified().unwrap();
         cache.stamped_digest_at(&first, b"version 1", later());
@@ -342,10 +345,7 @@ mod tests {
 
     #[test]
     fn a_file_changed_just_now_is_not_remembered() {
-        let dir = tempfile::tempdir().unwrap();
-        let cache = CompiledCache::new(dir.path().join("cache"));
-        let file = dir.path().join("plugin.wasm");
-        std::fs::write(&file, b"fresh").unwrap();
+        let (_dir, cache, file) = cache_and_plugin_file(b"fresh");
         let stamp = FileStamp::of(&file).unwrap();
         // Within the racy window: hashed each time, nothing written.
         let now = SystemTime::now();
