@@ -79,23 +79,15 @@ impl CompiledCache {
         engine: &Engine,
         bytes: &[u8],
     ) -> Result<(Component, CacheOutcome), CompileError> {
-        self.load_component(engine, bytes, None)
+        self.load_stamped(engine, bytes, None)
     }
 
     /// [`CompiledCache::load`] for `bytes` read from a file that had `stamp` both before
-    /// and after the read: when the cache saw the file with that stamp before, the sha256
-    /// it computed then is used instead of hashing `bytes` again (hashing a 7 MB backend was
-    /// 5 % of a `capstan template` run, which starts a process per chart).
+    /// and after the read (`None`: unknown, or changed meanwhile): when the cache saw the
+    /// file with that stamp before, the sha256 it computed then is used instead of hashing
+    /// `bytes` again (hashing a 7 MB backend was 5 % of a `capstan template` run, which
+    /// starts a process per chart).
     pub fn load_stamped(
-        &self,
-        engine: &Engine,
-        bytes: &[u8],
-        stamp: &FileStamp,
-    ) -> Result<(Component, CacheOutcome), CompileError> {
-        self.load_component(engine, bytes, Some(stamp))
-    }
-
-    fn load_component(
         &self,
         engine: &Engine,
         bytes: &[u8],

@@ -433,15 +433,14 @@ impl PluginRuntime {
                 expected,
             });
         }
-        let loaded = match &stamp {
-            Some(stamp) => self.cache.load_stamped(&self.engine, &bytes, stamp),
-            None => self.cache.load(&self.engine, &bytes),
-        };
-        let (component, cache) = loaded.map_err(|e| LoadError::Compile {
-            name: name.clone(),
-            path: path.clone(),
-            message: e.to_string(),
-        })?;
+        let (component, cache) = self
+            .cache
+            .load_stamped(&self.engine, &bytes, stamp.as_ref())
+            .map_err(|e| LoadError::Compile {
+                name: name.clone(),
+                path: path.clone(),
+                message: e.to_string(),
+            })?;
         let description = ComponentDescription::of(&self.engine, &component);
         let wit_version = inspect::check_world(&description, config.world).map_err(|mismatch| {
             LoadError::WrongWorld {

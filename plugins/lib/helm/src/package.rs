@@ -168,9 +168,28 @@ pub fn package_with(files: &[SourceFile], compression: Compression) -> Result<Pa
 
     let mut sorted = kept;
     sorted.sort_by(|a, b| a.path.cmp(&b.path));
-    let mut builder = tar::Builder::new(Vec::new());
+    let archive = if compression == Compression::none() {
+        gzip_stored(&write_tar(Vec::new(), &name, &sorted)?)
+    } else {
+        // Compressed as the tar is written: no second copy of the whole chart.
+        write_tar(GzEncoder::new(Vec::new(), compression), &name, &sorted)?
+            .finish()
+            .map_err(|e| format!("cannot compress the archive: {e}"))?
+    };
+    Ok(Packaged {
+        archive,
+        name,
+        version,
+        app_version,
+    })
+}
+
+/// The tar archive of `files` under the folder `name`, written into `out` (deterministic:
+/// files in the given order, mode 644/755, no modification time).
+fn write_tar<W: Write>(out: W, name: &str, files: &[&SourceFile]) -> Result<W, String> {
+    let mut builder = tar::Builder::new(out);
     let mut total = 0usize;
-    for file in sorted {
+    for file in files {
         total += file.contents.len();
         if total > MAX_ARCHIVE_BYTES {
             return Err(format!(
@@ -188,24 +207,9 @@ pub fn package_with(files: &[SourceFile], compression: Compression) -> Result<Pa
             .append_data(&mut header, &path, file.contents.as_slice())
             .map_err(|e| format!("cannot add {path} to the archive: {e}"))?;
     }
-    let tarball = builder
+    builder
         .into_inner()
-        .map_err(|e| format!("cannot finish the archive: {e}"))?;
-    let archive = if compression == Compression::none() {
-        gzip_stored(&tarball)
-    } else {
-        let mut encoder = GzEncoder::new(Vec::with_capacity(tarball.len() / 4), compression);
-        encoder
-            .write_all(&tarball)
-            .and_then(|()| encoder.finish())
-            .map_err(|e| format!("cannot compress the archive: {e}"))?
-    };
-    Ok(Packaged {
-        archive,
-        name,
-        version,
-        app_version,
-    })
+        .map_err(|e| format!("cannot finish the archive: {e}"))
 }
 
 /// `data` as one gzip member of stored (uncompressed) deflate blocks: what a chart packed
