@@ -336,6 +336,30 @@ mod tests {
     }
 
     #[test]
+    fn a_damaged_stamp_record_is_ignored_and_rewritten() {
+        let (_dir, cache, file) = cache_and_plugin_file(b"content");
+        let stamp = FileStamp::of(&file).unwrap();
+        cache.stamped_digest_at(&stamp, b"content", later());
+        let record = cache.stamp_path(&stamp);
+        for damaged in [
+            &b"garbage"[..],
+            b"",
+            format!("{}\nabcd\n", stamp.identity).as_bytes(),
+        ] {
+            std::fs::write(&record, damaged).unwrap();
+            assert_eq!(
+                cache.stamped_digest_at(&stamp, b"content", later()),
+                Sha256::digest(b"content").to_vec()
+            );
+            assert!(
+                std::fs::read_to_string(&record)
+                    .unwrap()
+                    .starts_with(&stamp.identity)
+            );
+        }
+    }
+
+    #[test]
     fn a_file_changed_just_now_is_not_remembered() {
         let (_dir, cache, file) = cache_and_plugin_file(b"fresh");
         let stamp = FileStamp::of(&file).unwrap();
