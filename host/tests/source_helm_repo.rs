@@ -12,6 +12,8 @@ use std::time::{Duration, Instant};
 
 #[path = "../../tests/support/egress.rs"]
 mod egress_support;
+#[path = "../../tests/support/git.rs"]
+mod git_support;
 #[path = "../../tests/support/repo_server.rs"]
 mod repo_server;
 #[path = "../../tests/support/sources.rs"]
@@ -978,4 +980,192 @@ async fn a_one_shot_pass_waits_for_slow_resolves() {
         other => panic!("the slow source: {other:?}"),
     }
     assert!(report.releases.get(&release(1)).is_some_and(Result::is_ok));
+}
+
+/// The files of `archive` (a chart `.tgz`) by path.
+fn archive_files(archive: &[u8]) -> BTreeMap<String, Vec<u8>> {
+    let mut tar = tar::Archive::new(flate2::read::GzDecoder::new(archive));
+    tar.entries()
+        .unwrap()
+        .map(|entry| {
+            let mut entry = entry.unwrap();
+            let path = entry.path().unwrap().to_string_lossy().into_owned();
+            let mut bytes = Vec::new();
+            std::io::Read::read_to_end(&mut entry, &mut bytes).unwrap();
+            (path, bytes)
+        })
+        .collect()
+}
+
+/// What real `helm dependency build` puts into `charts/` of a copy of `chart` (a folder),
+/// with the repository added first (`helm repo add`), as it requires.
+fn helm_dependency_build(f: &Fixture, chart: &Path, repository: &str) -> BTreeMap<String, Vec<u8>> {
+    let copy = f.work.path().join(format!(
+        "helm-build-{}",
+        chart.file_name().unwrap().to_string_lossy()
+    ));
+    let _ = std::fs::remove_dir_all(&copy);
+    std::fs::create_dir_all(&copy).unwrap();
+    for entry in std::fs::read_dir(chart).unwrap() {
+        let entry = entry.unwrap();
+        if entry.file_type().unwrap().is_file() {
+            std::fs::copy(entry.path(), copy.join(entry.file_name())).unwrap();
+        }
+    }
+    std::fs::create_dir_all(copy.join("templates")).unwrap();
+    helm(
+        f.work.path(),
+        &["repo", "add", "--force-update", "deps", repository],
+    );
+    helm(
+        f.work.path(),
+        &["dependency", "build", copy.to_str().unwrap()],
+    );
+    std::fs::read_dir(copy.join("charts"))
+        .unwrap()
+        .map(|entry| {
+            let entry = entry.unwrap();
+            (
+                format!("charts/{}", entry.file_name().to_string_lossy()),
+                std::fs::read(entry.path()).unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// The `charts/` entries of the chart `name` in `archive`.
+fn vendored_charts(archive: &[u8], name: &str) -> BTreeMap<String, Vec<u8>> {
+    archive_files(archive)
+        .into_iter()
+        .filter_map(|(path, bytes)| {
+            let inside = path.strip_prefix(&format!("{name}/"))?.to_owned();
+            inside.starts_with("charts/").then_some((inside, bytes))
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn git_chart_dependencies_come_from_the_listed_chart_repositories_as_helm_builds_them() {
+    let f = fixture().await;
+    let repository = f.server.url("charts");
+    let git_dir = f.work.path().join("git");
+    let chart_yaml = |name: &str, constraint: &str| {
+        format!(
+            "apiVersion: v2\nname: {name}\nversion: 0.1.0\ndependencies:\n- name: demo\n  version: \"{constraint}\"\n  repository: {repository}/\n"
+        )
+    };
+    write(
+        &git_dir.join("app/Chart.yaml"),
+        &chart_yaml("app", "^1.0.0"),
+    );
+    write(&git_dir.join("app/templates/cm.yaml"), "kind: ConfigMap\n");
+    write(
+        &git_dir.join("pinned/Chart.yaml"),
+        &chart_yaml("pinned", "^1.0.0"),
+    );
+    write(
+        &git_dir.join("pinned/templates/cm.yaml"),
+        "kind: ConfigMap\n",
+    );
+    // The lock file real Helm writes while the repository lists only 1.0.0.
+    let charts = f.root.join("charts");
+    let aside = f.work.path().join("aside");
+    std::fs::create_dir_all(&aside).unwrap();
+    for version in &VERSIONS[1..] {
+        let name = format!("demo-{version}.tgz");
+        std::fs::rename(charts.join(&name), aside.join(&name)).unwrap();
+    }
+    helm(f.work.path(), &["repo", "index", charts.to_str().unwrap()]);
+    helm(
+        f.work.path(),
+        &["repo", "add", "--force-update", "deps", &repository],
+    );
+    helm(
+        f.work.path(),
+        &[
+            "dependency",
+            "update",
+            git_dir.join("pinned").to_str().unwrap(),
+        ],
+    );
+    std::fs::remove_dir_all(git_dir.join("pinned/charts")).unwrap();
+    for version in &VERSIONS[1..] {
+        let name = format!("demo-{version}.tgz");
+        std::fs::rename(aside.join(&name), charts.join(&name)).unwrap();
+    }
+    helm(f.work.path(), &["repo", "index", charts.to_str().unwrap()]);
+    // A lock that no longer satisfies Chart.yaml.
+    write(
+        &git_dir.join("stale/Chart.yaml"),
+        &chart_yaml("stale", "~1.2.0"),
+    );
+    std::fs::copy(
+        git_dir.join("pinned/Chart.lock"),
+        git_dir.join("stale/Chart.lock"),
+    )
+    .unwrap();
+    git_support::git(&git_dir, &["init", "-q", "-b", "main"]);
+    git_support::git(&git_dir, &["add", "."]);
+    git_support::git(&git_dir, &["commit", "-qm", "charts"]);
+    let url = format!("file://{}", git_dir.display());
+    let git = |path: &str, listed: &[&str]| {
+        SourceSpec::new(
+            "git",
+            &serde_json::json!({
+                "url": url, "ref": "main", "path": path, "dependencyRepositories": listed
+            }),
+            None,
+        )
+    };
+    let index_requests = || f.server.requests("/charts/index.yaml").len();
+
+    // Not listed: refused before any request, naming the field to add it to.
+    let before = index_requests();
+    let refused = one(&f, git("app", &[])).await.unwrap_err().to_string();
+    assert!(
+        refused.contains(&format!(
+            "dependency `demo` ({repository}/) is not in charts/: the source does not list {repository} in `dependencyRepositories`"
+        )),
+        "{refused}"
+    );
+    assert_eq!(index_requests(), before, "nothing was requested");
+
+    // Listed (without the trailing `/`): the highest version within the constraint, the
+    // very archive `helm dependency build` downloads.
+    let built = one(&f, git("app", &[repository.as_str()])).await.unwrap();
+    let ours = vendored_charts(&f.artifacts.get(&built.digest).unwrap(), "app");
+    let helms = helm_dependency_build(&f, &git_dir.join("app"), &repository);
+    assert_eq!(
+        ours.keys().collect::<Vec<_>>(),
+        helms.keys().collect::<Vec<_>>()
+    );
+    assert_eq!(ours, helms, "same bytes as helm's download");
+    assert!(
+        ours.contains_key("charts/demo-1.2.0.tgz"),
+        "{:?}",
+        ours.keys()
+    );
+
+    // Chart.lock pins the version, as for `helm dependency build`.
+    let pinned = one(&f, git("pinned", &[repository.as_str()]))
+        .await
+        .unwrap();
+    let ours = vendored_charts(&f.artifacts.get(&pinned.digest).unwrap(), "pinned");
+    let helms = helm_dependency_build(&f, &git_dir.join("pinned"), &repository);
+    assert_eq!(ours, helms, "same bytes as helm's download");
+    assert!(
+        ours.contains_key("charts/demo-1.0.0.tgz"),
+        "{:?}",
+        ours.keys()
+    );
+
+    // A lock out of step with Chart.yaml is refused, naming both.
+    let stale = one(&f, git("stale", &[repository.as_str()]))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        stale.contains("stale/Chart.lock: pins `demo` at 1.0.0, which does not satisfy `~1.2.0`"),
+        "{stale}"
+    );
 }

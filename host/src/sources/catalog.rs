@@ -338,6 +338,17 @@ pub fn text_at<'a>(spec: &'a Value, pointer: &str) -> Option<&'a str> {
     spec.pointer(pointer).and_then(Value::as_str)
 }
 
+/// The URLs an HTTP access field grants: a string is one URL, an array of strings a list of
+/// them, an absent field none. `None` when the field holds anything else.
+pub fn urls_at<'a>(spec: &'a Value, pointer: &str) -> Option<Vec<&'a str>> {
+    match spec.pointer(pointer) {
+        None => Some(Vec::new()),
+        Some(Value::String(url)) => Some(vec![url.as_str()]),
+        Some(Value::Array(items)) => items.iter().map(Value::as_str).collect(),
+        Some(_) => None,
+    }
+}
+
 /// Whether the boolean at `pointer` in `spec` is true.
 pub fn flag_at(spec: &Value, pointer: Option<&str>) -> bool {
     pointer
@@ -401,5 +412,22 @@ mod tests {
         assert_eq!(text_at(&spec, "/missing"), None);
         assert!(flag_at(&spec, Some("/insecure")));
         assert!(!flag_at(&spec, None));
+    }
+
+    #[test]
+    fn url_fields_hold_one_url_a_list_or_nothing() {
+        let spec = serde_json::json!({
+            "url": "https://a",
+            "more": ["https://b", "http://c"],
+            "none": [],
+            "mixed": ["https://d", 1],
+            "number": 7
+        });
+        assert_eq!(urls_at(&spec, "/url"), Some(vec!["https://a"]));
+        assert_eq!(urls_at(&spec, "/more"), Some(vec!["https://b", "http://c"]));
+        assert_eq!(urls_at(&spec, "/none"), Some(vec![]));
+        assert_eq!(urls_at(&spec, "/absent"), Some(vec![]));
+        assert_eq!(urls_at(&spec, "/mixed"), None);
+        assert_eq!(urls_at(&spec, "/number"), None);
     }
 }

@@ -25,7 +25,7 @@ use futures::StreamExt;
 use http::Uri;
 
 use super::artifacts::{ArtifactError, ArtifactStore};
-use super::catalog::{KindEntry, RouteError, SourceCatalog, flag_at, text_at};
+use super::catalog::{KindEntry, RouteError, SourceCatalog, flag_at, text_at, urls_at};
 use super::mirrors::{GitAccess, MirrorError, MirrorStore};
 use super::registry::SourceRegistry;
 use super::{MirrorKey, ReleaseKey, SecretRef, SourceSpec, redact_userinfo};
@@ -570,9 +570,12 @@ impl SourceSync {
         };
         let mut documents = Vec::new();
         for access in &capabilities.http {
-            if let (Some(document), Some(url)) =
-                (&access.shared_document, text_at(&spec, &access.url_field))
-            {
+            let (Some(document), Some(urls)) =
+                (&access.shared_document, urls_at(&spec, &access.url_field))
+            else {
+                continue;
+            };
+            for url in urls {
                 documents.push(MirrorKey {
                     url: document_url(url, document),
                     credentials: source.credentials.clone(),
@@ -622,41 +625,43 @@ impl SourceSync {
             // A credentialed URL over plain HTTP the spec did not mark `insecure`.
             let mut plain_http: Option<String> = None;
             for access in &capabilities.http {
-                let Some(url) = text_at(&needs.spec, &access.url_field) else {
+                let Some(urls) = urls_at(&needs.spec, &access.url_field) else {
                     return Err(fail(format!(
-                        "spec field {} (a URL the kind reaches) is missing or not a string",
+                        "spec field {} (URLs the kind reaches) is neither a string nor a list of strings",
                         access.url_field
                     )));
                 };
-                let insecure = flag_at(&needs.spec, access.insecure_field.as_deref());
-                let origins = origins_of(url, insecure).ok_or_else(|| {
-                    fail(format!(
-                        "spec field {}: `{}` is not a URL with a host",
-                        access.url_field,
-                        redact_userinfo(url)
-                    ))
-                })?;
-                for origin in origins {
-                    grant = grant.with_origin(origin, access.send_credentials);
-                }
-                wants_credentials |= access.send_credentials;
-                if access.send_credentials
-                    && !insecure
-                    && url.trim().to_ascii_lowercase().starts_with("http://")
-                {
-                    plain_http.get_or_insert_with(|| redact_userinfo(url));
-                }
-                if let Some(document) = &access.shared_document {
-                    let key = MirrorKey {
-                        url: document_url(url, document),
-                        credentials: source.credentials.clone(),
-                    };
-                    if let Some(state) = documents.get(&key) {
-                        grant = grant.with_cached(CachedUrl {
-                            url: key.url.clone(),
-                            cache: Arc::clone(&state.cache),
-                            max_bytes: self.http.max_document_bytes,
-                        });
+                for url in urls {
+                    let insecure = flag_at(&needs.spec, access.insecure_field.as_deref());
+                    let origins = origins_of(url, insecure).ok_or_else(|| {
+                        fail(format!(
+                            "spec field {}: `{}` is not a URL with a host",
+                            access.url_field,
+                            redact_userinfo(url)
+                        ))
+                    })?;
+                    for origin in origins {
+                        grant = grant.with_origin(origin, access.send_credentials);
+                    }
+                    wants_credentials |= access.send_credentials;
+                    if access.send_credentials
+                        && !insecure
+                        && url.trim().to_ascii_lowercase().starts_with("http://")
+                    {
+                        plain_http.get_or_insert_with(|| redact_userinfo(url));
+                    }
+                    if let Some(document) = &access.shared_document {
+                        let key = MirrorKey {
+                            url: document_url(url, document),
+                            credentials: source.credentials.clone(),
+                        };
+                        if let Some(state) = documents.get(&key) {
+                            grant = grant.with_cached(CachedUrl {
+                                url: key.url.clone(),
+                                cache: Arc::clone(&state.cache),
+                                max_bytes: self.http.max_document_bytes,
+                            });
+                        }
                     }
                 }
             }

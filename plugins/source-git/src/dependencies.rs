@@ -1,18 +1,31 @@
-//! `helm dependency build` for charts in git. Dependencies declared in `Chart.yaml`
-//! (`apiVersion: v2`) or `requirements.yaml` (v1) whose repository is `file://` — a chart
-//! folder of the same repository, relative to the declaring chart — are packaged from the
-//! same commit into `charts/<name>-<version>.tgz` (their own `file://` dependencies first)
-//! unless `charts/` already holds them, and their version must satisfy the declared
-//! constraint, as Helm checks it. A dependency from a chart repository that is not vendored
-//! fails the fetch naming it: a git source reaches no network.
+//! `helm dependency build` for charts in git. A dependency declared in `Chart.yaml`
+//! (`apiVersion: v2`) or `requirements.yaml` (v1) that `charts/` does not hold yet is added
+//! there as `charts/<name>-<version>.tgz`:
+//!
+//! - repository `file://PATH` (a chart folder of the same repository, relative to the
+//!   declaring chart): packaged from the same commit, its own dependencies first; its
+//!   version must satisfy the declared constraint, as Helm checks it;
+//! - repository `https://…` or `http://…` (a Helm chart repository): downloaded from it, as
+//!   `helm dependency build` does after `helm repo add` — only from repositories the spec
+//!   lists in `dependencyRepositories` (the host lets the call reach exactly those, through
+//!   the egress rules, and caches each `index.yaml` once per interval for every release).
+//!   The version is the one `Chart.lock` (`requirements.lock`) pins for the dependency, or
+//!   else the highest the index lists within the declared constraint; the archive is
+//!   checked against the index's digest and must hold the declared chart.
+//!
+//! Repository names (`@stable`, `alias:stable`) and `oci://` dependencies are refused with
+//! the reason: a git source has no `helm repo add` list and no registry client.
 //!
 //! The content id of a chart with `file://` dependencies covers their folders too, so a
-//! commit that changes only a dependency still yields a new artifact.
+//! commit that changes only a dependency still yields a new artifact. Remote dependencies do
+//! not count in it: as with Flux's charts from git, a new version published in the
+//! repository is taken when a commit changes the chart (pin it with `Chart.lock` to make the
+//! artifact depend on the commit alone).
 
 use capstan_helm::package::SourceFile;
 use capstan_helm::semver::{Constraints, highest_matching};
 use capstan_plugin_sdk::source::capstan::plugin::git::Repository;
-use capstan_plugin_sdk::source::capstan::plugin::types::Error;
+use capstan_plugin_sdk::source::capstan::plugin::types::{Error, ErrorCode};
 
 /// How deep `file://` dependencies may nest.
 const MAX_DEPTH: usize = 8;
@@ -23,7 +36,7 @@ struct Declared {
     dependencies: Vec<Dependency>,
 }
 
-#[derive(serde::Deserialize)]
+#[derive(serde::Deserialize, Clone)]
 struct Dependency {
     name: String,
     #[serde(default)]
@@ -46,6 +59,21 @@ fn declared(repository: &Repository, commit: &str, chart: &str) -> Result<Vec<De
         all.extend(parsed.dependencies);
     }
     Ok(all)
+}
+
+/// The versions `chart`'s lock file (`Chart.lock`, or `requirements.lock` for v1 charts)
+/// pins, if it has one.
+fn locked(repository: &Repository, commit: &str, chart: &str) -> Result<Vec<Dependency>, String> {
+    for file in ["Chart.lock", "requirements.lock"] {
+        let path = join(chart, file);
+        let Some(bytes) = repository.read_file(commit, &path).map_err(|e| e.message)? else {
+            continue;
+        };
+        let parsed: Declared =
+            serde_yaml_ng::from_slice(&bytes).map_err(|e| format!("{path}: {e}"))?;
+        return Ok(parsed.dependencies);
+    }
+    Ok(Vec::new())
 }
 
 fn join(folder: &str, path: &str) -> String {
@@ -125,94 +153,227 @@ fn local_folders(
 }
 
 fn invalid(message: String) -> Error {
-    Error::new(
-        capstan_plugin_sdk::source::capstan::plugin::types::ErrorCode::InvalidInput,
-        message,
-    )
+    Error::new(ErrorCode::InvalidInput, message)
 }
 
-/// Add to `files` (the folder `chart` at `commit`) the `file://` dependencies it lacks.
+/// Where a chart folder is and what it may fetch its dependencies from.
+pub struct Place<'a> {
+    /// The repository mirror.
+    pub repository: &'a Repository,
+    /// The commit being packaged.
+    pub commit: &'a str,
+    /// Chart repositories the spec lists in `dependencyRepositories`.
+    pub chart_repositories: &'a [String],
+}
+
+/// Add to `files` (the folder `chart` at `place.commit`) the dependencies it lacks.
 pub fn build(
-    repository: &Repository,
-    commit: &str,
+    place: &Place<'_>,
     chart: &str,
     files: &mut Vec<SourceFile>,
     depth: usize,
-) -> Result<(), String> {
+) -> Result<(), Error> {
     if depth >= MAX_DEPTH {
-        return Err(format!(
-            "file:// dependencies nest deeper than {MAX_DEPTH} charts at {chart}"
-        ));
+        return Err(invalid(format!(
+            "dependencies nest deeper than {MAX_DEPTH} charts at {chart}"
+        )));
     }
-    for dependency in declared(repository, commit, chart)? {
+    let declared = declared(place.repository, place.commit, chart).map_err(invalid)?;
+    let mut lock = None;
+    for dependency in declared {
         if vendored(files, &dependency.name) {
             continue;
         }
-        let Some(folder) = local_folder(chart, &dependency) else {
-            return Err(if dependency.repository.is_empty() {
-                format!(
-                    "dependency `{}` names no repository and is not in charts/",
-                    dependency.name
-                )
-            } else {
-                format!(
-                    "dependency `{}` ({}) is not in charts/: a git source fetches no chart repositories; vendor it (`helm dependency build`) or take the chart from a Helm repository source",
-                    dependency.name, dependency.repository
-                )
-            });
-        };
-        let folder = folder?;
-        let mut dependency_files: Vec<SourceFile> = repository
-            .read_tree(commit, &folder)
-            .map_err(|e| {
-                format!(
-                    "dependency `{}` ({}): {}",
-                    dependency.name, dependency.repository, e.message
-                )
-            })?
-            .into_iter()
-            .map(|f| SourceFile {
-                path: f.path,
-                executable: f.executable,
-                contents: f.contents,
-            })
-            .collect();
-        build(
-            repository,
-            commit,
-            &folder,
-            &mut dependency_files,
-            depth + 1,
-        )?;
-        let packaged = capstan_helm::package::package(&dependency_files)
-            .map_err(|e| format!("dependency `{}` at {folder}: {e}", dependency.name))?;
-        if packaged.name != dependency.name {
-            return Err(format!(
-                "dependency `{}`: {} holds chart `{}`",
-                dependency.name, dependency.repository, packaged.name
-            ));
-        }
-        if !dependency.version.is_empty() {
-            let constraint = Constraints::parse(dependency.version.trim()).map_err(|e| {
-                format!(
-                    "dependency `{}`: version `{}`: {e}",
-                    dependency.name, dependency.version
-                )
-            })?;
-            if highest_matching(&constraint, std::iter::once(packaged.version.as_str())).is_none() {
-                return Err(format!(
-                    "dependency `{}`: {} holds version {}, which does not satisfy `{}`",
-                    dependency.name, dependency.repository, packaged.version, dependency.version
-                ));
+        let (name, version, archive) = match local_folder(chart, &dependency) {
+            Some(folder) => {
+                let folder = folder.map_err(invalid)?;
+                let packaged = package_folder(place, &dependency, &folder, depth)?;
+                (packaged.name, packaged.version, packaged.archive)
             }
-        }
+            None => {
+                let lock = match &lock {
+                    Some(lock) => lock,
+                    None => {
+                        lock.insert(locked(place.repository, place.commit, chart).map_err(invalid)?)
+                    }
+                };
+                let downloaded = download(place, chart, &dependency, lock)?;
+                (
+                    downloaded.metadata.name,
+                    downloaded.metadata.version,
+                    downloaded.archive,
+                )
+            }
+        };
         files.push(SourceFile {
-            path: format!("charts/{}-{}.tgz", packaged.name, packaged.version),
+            path: format!("charts/{name}-{version}.tgz"),
             executable: false,
-            contents: packaged.archive,
+            contents: archive,
         });
     }
     Ok(())
+}
+
+/// Package the `file://` dependency at `folder` (its own dependencies first) and check it is
+/// the chart and version declared.
+fn package_folder(
+    place: &Place<'_>,
+    dependency: &Dependency,
+    folder: &str,
+    depth: usize,
+) -> Result<capstan_helm::package::Packaged, Error> {
+    let mut dependency_files: Vec<SourceFile> = place
+        .repository
+        .read_tree(place.commit, folder)
+        .map_err(|e| {
+            invalid(format!(
+                "dependency `{}` ({}): {}",
+                dependency.name, dependency.repository, e.message
+            ))
+        })?
+        .into_iter()
+        .map(|f| SourceFile {
+            path: f.path,
+            executable: f.executable,
+            contents: f.contents,
+        })
+        .collect();
+    build(place, folder, &mut dependency_files, depth + 1)?;
+    let packaged = capstan_helm::package::package(&dependency_files)
+        .map_err(|e| invalid(format!("dependency `{}` at {folder}: {e}", dependency.name)))?;
+    if packaged.name != dependency.name {
+        return Err(invalid(format!(
+            "dependency `{}`: {} holds chart `{}`",
+            dependency.name, dependency.repository, packaged.name
+        )));
+    }
+    if !satisfies(dependency, &packaged.version)? {
+        return Err(invalid(format!(
+            "dependency `{}`: {} holds version {}, which does not satisfy `{}`",
+            dependency.name, dependency.repository, packaged.version, dependency.version
+        )));
+    }
+    Ok(packaged)
+}
+
+/// Whether `version` satisfies the dependency's declared constraint (none: any).
+fn satisfies(dependency: &Dependency, version: &str) -> Result<bool, Error> {
+    if dependency.version.trim().is_empty() {
+        return Ok(true);
+    }
+    let constraint = Constraints::parse(dependency.version.trim()).map_err(|e| {
+        invalid(format!(
+            "dependency `{}`: version `{}`: {e}",
+            dependency.name, dependency.version
+        ))
+    })?;
+    Ok(highest_matching(&constraint, std::iter::once(version)).is_some())
+}
+
+/// A repository URL as compared with the spec's list: trimmed, without trailing `/`.
+fn repository_key(url: &str) -> &str {
+    url.trim().trim_end_matches('/')
+}
+
+/// Download the dependency from its chart repository (see the module documentation).
+fn download(
+    place: &Place<'_>,
+    chart: &str,
+    dependency: &Dependency,
+    lock: &[Dependency],
+) -> Result<capstan_chart_repo::Downloaded, Error> {
+    let named = |what: String| {
+        invalid(format!(
+            "dependency `{}` ({}) is not in charts/: {what}",
+            dependency.name, dependency.repository
+        ))
+    };
+    let repository = dependency.repository.trim();
+    let lower = repository.to_ascii_lowercase();
+    if repository.is_empty() {
+        return Err(invalid(format!(
+            "dependency `{}` names no repository and is not in charts/",
+            dependency.name
+        )));
+    }
+    if repository.starts_with('@') || lower.starts_with("alias:") {
+        return Err(named(
+            "a git source has no `helm repo add` list to look repository names up in; write the repository's URL in Chart.yaml, or vendor the chart".to_owned(),
+        ));
+    }
+    if lower.starts_with("oci://") {
+        return Err(named(
+            "a git source does not fetch dependencies from OCI registries; vendor it (`helm dependency build`) or take the chart from an `oci` source".to_owned(),
+        ));
+    }
+    if !(lower.starts_with("https://") || lower.starts_with("http://")) {
+        return Err(named(
+            "only file://, https:// and http:// repositories are supported".to_owned(),
+        ));
+    }
+    if !place
+        .chart_repositories
+        .iter()
+        .any(|listed| repository_key(listed) == repository_key(repository))
+    {
+        return Err(named(format!(
+            "the source does not list {} in `dependencyRepositories`; add it there (as `helm repo add` would) or vendor the chart (`helm dependency build`)",
+            repository_key(repository)
+        )));
+    }
+    let pinned = lock.iter().find(|entry| {
+        entry.name == dependency.name
+            && repository_key(&entry.repository) == repository_key(repository)
+    });
+    let wanted = match pinned {
+        Some(entry) => {
+            if !satisfies(dependency, &entry.version)? {
+                return Err(invalid(format!(
+                    "{}: pins `{}` at {}, which does not satisfy `{}` in Chart.yaml: the lock file is out of date (`helm dependency update`)",
+                    join(chart, "Chart.lock"),
+                    dependency.name,
+                    entry.version,
+                    dependency.version
+                )));
+            }
+            entry.version.trim()
+        }
+        None => dependency.version.trim(),
+    };
+    let in_repository = |error: Error| Error {
+        message: format!(
+            "dependency `{}` from {}: {}",
+            dependency.name,
+            repository_key(repository),
+            error.message
+        ),
+        ..error
+    };
+    let (url, versions) =
+        capstan_chart_repo::read_index(repository, &dependency.name).map_err(in_repository)?;
+    let entry = match pinned {
+        // A pinned version is taken exactly, as `helm dependency build` does.
+        Some(_) => versions.iter().find(|v| v.version == wanted).ok_or_else(|| {
+            Error::new(
+                ErrorCode::NotFound,
+                format!(
+                    "dependency `{}`: the lock file pins version {wanted}, which {} no longer lists",
+                    dependency.name,
+                    repository_key(repository)
+                ),
+            )
+        })?,
+        None => capstan_chart_repo::index::select(&dependency.name, &versions, wanted)
+            .map_err(|e| in_repository(capstan_chart_repo::index_error(e)))?,
+    };
+    let downloaded = capstan_chart_repo::download(&url, entry).map_err(in_repository)?;
+    if downloaded.metadata.name != dependency.name {
+        return Err(named(format!(
+            "the archive the index lists as `{}` {} holds chart `{}`",
+            dependency.name, entry.version, downloaded.metadata.name
+        )));
+    }
+    Ok(downloaded)
 }
 
 #[cfg(test)]

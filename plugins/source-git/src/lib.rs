@@ -1,7 +1,9 @@
 //! `source-git`: the chart source component for git repositories (world `source-plugin`).
 //!
-//! It never touches the network: the host owns the mirrors and fetches them; this
-//! component reads the mirror of the source it is asked about through the `git` import.
+//! It never fetches git: the host owns the mirrors and fetches them; this component reads
+//! the mirror of the source it is asked about through the `git` import. Its only network
+//! access is to the chart repositories the spec lists for the chart's dependencies
+//! (`dependencyRepositories`, through `wasi:http` as the host grants it).
 //!
 //! It serves the source kind `git` (spec: `url`, `ref` or `semver`, `path`; see
 //! [`GIT_SCHEMA`]) and asks the host for a mirror of the spec's `url`.
@@ -12,8 +14,9 @@
 //!   the artifact it has).
 //! - `fetch` packages the chart folder at that commit into a chart archive, like
 //!   `helm package`, deterministically (same tree, same bytes, same digest), after building
-//!   its `file://` dependencies from the same commit as `helm dependency build` does
-//!   ([`dependencies`]; their folders count in the content id).
+//!   its dependencies as `helm dependency build` does ([`dependencies`]): `file://` ones
+//!   from the same commit (their folders count in the content id), others from the listed
+//!   chart repositories.
 
 mod dependencies;
 mod package;
@@ -22,7 +25,7 @@ mod refs;
 use capstan_plugin_sdk::source::capstan::plugin::git;
 use capstan_plugin_sdk::source::capstan::plugin::types::{ChartArtifact, Error, ErrorCode};
 use capstan_plugin_sdk::source::exports::capstan::plugin::source::{
-    Guest, PluginInfo, Revision, SourceKind, SourceRequest,
+    Guest, HttpAccess, PluginInfo, Revision, SourceKind, SourceRequest,
 };
 
 /// The JSON Schema of a `git` spec: the repository, what to follow, and the chart folder.
@@ -35,7 +38,8 @@ const GIT_SCHEMA: &str = r#"{
     "ref": {"type": "string", "minLength": 1, "description": "Branch, tag or commit to follow (default master)"},
     "semver": {"type": "string", "minLength": 1, "description": "Follow the highest tag in this SemVer range instead of ref"},
     "path": {"type": "string", "description": "Chart folder inside the repository (default: the root)"},
-    "insecure": {"type": "boolean", "description": "Let the host send the credentials Secret to a plain http:// URL (refused otherwise)"}
+    "insecure": {"type": "boolean", "description": "Let the host send the credentials Secret to a plain http:// URL (refused otherwise)"},
+    "dependencyRepositories": {"type": "array", "items": {"type": "string", "pattern": "^[Hh][Tt][Tt][Pp][Ss]?://"}, "description": "Helm chart repositories (http(s) URLs, as in Chart.yaml) the chart's dependencies that are not in charts/ may be downloaded from, as after `helm repo add`; anonymous"}
   },
   "not": {"required": ["ref", "semver"]},
   "additionalProperties": false
@@ -50,6 +54,8 @@ struct GitSpec {
     semver: Option<String>,
     #[serde(default)]
     path: String,
+    #[serde(default, rename = "dependencyRepositories")]
+    dependency_repositories: Vec<String>,
 }
 
 impl GitSpec {
@@ -84,7 +90,12 @@ impl Guest for GitChartSource {
                 "a chart folder in a git repository, at a branch, tag, commit or SemVer tag range",
                 GIT_SCHEMA,
             )
-            .with_git_mirror("/url"),
+            .with_git_mirror("/url")
+            // Anonymous: the credentials Secret is the git remote's.
+            .with_http(HttpAccess {
+                shared_document: Some("index.yaml".into()),
+                ..HttpAccess::to("/dependencyRepositories")
+            }),
         ])
     }
 
@@ -112,11 +123,14 @@ impl Guest for GitChartSource {
                 contents: f.contents,
             })
             .collect();
-        dependencies::build(&repository, &at.id, spec.path(), &mut files, 0).map_err(|e| {
-            Error::new(
-                ErrorCode::InvalidInput,
-                format!("chart at commit {}: {e}", at.id),
-            )
+        let place = dependencies::Place {
+            repository: &repository,
+            commit: &at.id,
+            chart_repositories: &spec.dependency_repositories,
+        };
+        dependencies::build(&place, spec.path(), &mut files, 0).map_err(|e| Error {
+            message: format!("chart at commit {}: {}", at.id, e.message),
+            ..e
         })?;
         let packaged = package::package(&files).map_err(|e| {
             Error::new(

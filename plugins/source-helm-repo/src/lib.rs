@@ -7,31 +7,24 @@
 //! release on the repository).
 //!
 //! - `resolve` reads the repository's `index.yaml` and picks the chart version as Helm
-//!   does (see [`index`]); the revision id is the chart version and the content id the
+//!   does (see [`index`](capstan_chart_repo::index)); the revision id is the chart version and the content id the
 //!   digest the index records for that entry, so the host downloads again only when the
 //!   index points at different bytes.
 //! - `fetch` downloads the archive the index lists for that version (relative URLs
-//!   resolved against the repository, see [`urls`]), checks its sha256 against the index
+//!   resolved against the repository, see [`urls`](capstan_chart_repo::urls)), checks its sha256 against the index
 //!   and reads its Chart.yaml (a corrupt archive is refused here, not at install time).
 //!
-//! All network access goes through `wasi:http` ([`http`]); the host decides which hosts a
-//! call may reach, adds credentials and caps response sizes.
+//! Reading the index and downloading go through [`capstan_chart_repo`] (`wasi:http`); the
+//! host decides which hosts a call may reach, adds credentials and caps response sizes.
 
-pub mod http;
-pub mod index;
-pub mod urls;
-
-use capstan_plugin_sdk::source::capstan::plugin::log::{Level, log};
+use capstan_chart_repo::index::{self, ChartVersion};
+use capstan_chart_repo::{download, index_error, read_index};
 use capstan_plugin_sdk::source::capstan::plugin::types::{
     ChartArtifact, ChartMetadata, Error, ErrorCode,
 };
 use capstan_plugin_sdk::source::exports::capstan::plugin::source::{
     Guest, HttpAccess, PluginInfo, Revision, SourceKind, SourceRequest,
 };
-use sha2::{Digest, Sha256};
-use url::Url;
-
-use index::{ChartVersion, IndexError};
 
 struct HelmRepoSource;
 
@@ -63,32 +56,6 @@ fn repository_source(request: &SourceRequest) -> Result<HelmRepositorySource, Er
     source.url = source.url.trim().to_owned();
     source.version = source.version.trim().to_owned();
     Ok(source)
-}
-
-fn index_error(error: IndexError) -> Error {
-    let code = match error {
-        IndexError::Parse(_) | IndexError::BadConstraint(..) => ErrorCode::InvalidInput,
-        IndexError::NoChart(_) | IndexError::NoVersion { .. } => ErrorCode::NotFound,
-    };
-    Error::new(code, error.to_string())
-}
-
-/// The repository URL and the versions of the chart its index lists.
-fn read_index(source: &HelmRepositorySource) -> Result<(Url, Vec<ChartVersion>), Error> {
-    let repository =
-        urls::repository(&source.url).map_err(|m| Error::new(ErrorCode::InvalidInput, m))?;
-    let index_url = urls::index(&repository);
-    let document = http::get(&index_url)?;
-    log(
-        Level::Debug,
-        &format!(
-            "read {} ({} bytes)",
-            http::shown(&index_url),
-            document.len()
-        ),
-    );
-    let versions = index::chart_versions(&document, &source.chart).map_err(index_error)?;
-    Ok((repository, versions))
 }
 
 fn content_id(entry: &ChartVersion) -> String {
@@ -123,7 +90,7 @@ impl Guest for HelmRepoSource {
 
     fn resolve(request: SourceRequest) -> Result<Revision, Error> {
         let source = repository_source(&request)?;
-        let (_, versions) = read_index(&source)?;
+        let (_, versions) = read_index(&source.url, &source.chart)?;
         let entry =
             index::select(&source.chart, &versions, &source.version).map_err(index_error)?;
         Ok(Revision {
@@ -134,7 +101,7 @@ impl Guest for HelmRepoSource {
 
     fn fetch(request: SourceRequest, at: Revision) -> Result<ChartArtifact, Error> {
         let source = repository_source(&request)?;
-        let (repository, versions) = read_index(&source)?;
+        let (repository, versions) = read_index(&source.url, &source.chart)?;
         let entry = versions
             .iter()
             .find(|v| v.version == at.id)
@@ -147,43 +114,11 @@ impl Guest for HelmRepoSource {
                     ),
                 )
             })?;
-        let first = entry.urls.first().ok_or_else(|| {
-            Error::new(
-                ErrorCode::InvalidInput,
-                format!(
-                    "the index lists no URL for chart `{}` version {}",
-                    source.chart, at.id
-                ),
-            )
-        })?;
-        let url =
-            urls::chart(&repository, first).map_err(|m| Error::new(ErrorCode::InvalidInput, m))?;
-        let archive = http::get(&url)?;
-        let actual = hex::encode(Sha256::digest(&archive));
-        if !entry.digest.is_empty() && !entry.digest.eq_ignore_ascii_case(&actual) {
-            return Err(Error::new(
-                ErrorCode::InvalidInput,
-                format!(
-                    "digest mismatch for {}: the index says sha256:{}, the downloaded archive is sha256:{actual}",
-                    http::shown(&url),
-                    entry.digest.to_ascii_lowercase()
-                ),
-            ));
-        }
-        let chart = capstan_helm::load::load_archive(&archive).map_err(|e| {
-            Error::new(
-                ErrorCode::InvalidInput,
-                format!("{} is not a valid chart archive: {e}", http::shown(&url)),
-            )
-        })?;
-        log(
-            Level::Debug,
-            &format!("downloaded {} ({} bytes)", http::shown(&url), archive.len()),
-        );
-        let metadata = chart.metadata;
+        let downloaded = download(&repository, entry)?;
+        let metadata = downloaded.metadata;
         Ok(ChartArtifact {
-            archive,
-            digest: format!("sha256:{actual}"),
+            archive: downloaded.archive,
+            digest: format!("sha256:{}", downloaded.sha256),
             metadata: ChartMetadata {
                 name: metadata.name,
                 version: metadata.version,

@@ -251,7 +251,7 @@ pub fn exercise(bytes: &[u8]) {
 // `as_text` serves the fuzz targets that take text; this one takes bytes.
 #[cfg(test)]
 #[allow(dead_code)]
-#[path = "../../../fuzz/fuzz_targets/replay.rs"]
+#[path = "../../../../fuzz/fuzz_targets/replay.rs"]
 mod fuzz_replay;
 
 #[cfg(test)]
@@ -263,7 +263,7 @@ mod tests {
     /// The committed fuzz corpus (`make fuzz` found it) replayed on the stable toolchain.
     #[test]
     fn fuzz_corpus_replays_without_a_panic() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../..");
         replay::replay(&root, "repository_index", 100, exercise);
     }
 
