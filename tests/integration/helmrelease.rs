@@ -231,7 +231,7 @@ fn revision(hr: &HelmRelease) -> Option<i64> {
     hr.status.as_ref().and_then(|s| s.revision)
 }
 
-fn helm_revisions(cluster: &Cluster, release: &str, namespace: &str) -> usize {
+pub fn helm_revisions(cluster: &Cluster, release: &str, namespace: &str) -> usize {
     let out = cluster
         .command("helm")
         .args(["history", release, "-n", namespace, "-o", "json"])
@@ -283,7 +283,7 @@ pub fn helm_release(name: &str, namespace: &str, spec: serde_json::Value) -> Hel
     .unwrap()
 }
 
-async fn patch_spec(api: &Api<HelmRelease>, name: &str, spec: serde_json::Value) {
+pub async fn patch_spec(api: &Api<HelmRelease>, name: &str, spec: serde_json::Value) {
     api.patch(
         name,
         &PatchParams::default(),

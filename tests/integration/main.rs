@@ -62,6 +62,14 @@ const TESTS: &[(&str, TestFn)] = &[
             )
         },
     ),
+    (
+        "a_backend_built_before_an_import_existed_is_refused_only_what_needs_it",
+        |c| {
+            Box::pin(
+                backend_previous::a_backend_built_before_an_import_existed_is_refused_only_what_needs_it(c),
+            )
+        },
+    ),
     ("kwok_brings_deployment_pods_to_ready", |c| {
         Box::pin(kwok_and_helm::kwok_brings_deployment_pods_to_ready(c))
     }),

@@ -6,6 +6,7 @@
 
 pub mod backends;
 pub mod contract;
+pub mod decision;
 pub mod dependencies;
 pub mod drift;
 pub mod helm_tests;

@@ -20,6 +20,9 @@ use kube::{Api, Resource, ResourceExt};
 
 use super::Context;
 use super::contract::{post_render_grant, release_context_refusal};
+use super::decision::{
+    AfterFailure, Facts, GAVE_UP_REASONS, Step, after_failure, next_step, remediation,
+};
 use super::drift::{drift_check, report_drift};
 use super::helm_tests::{test_verdict, tests_enabled};
 use super::options::{
@@ -31,8 +34,8 @@ use super::remote::RemoteCluster;
 use super::sourcing::chart_source_of;
 use super::values::{ValuesInputs, compose, fetch_values_from, layers_text};
 use crate::api::{
-    DEFAULT_ROLLBACK_MAX_RETRIES, DeletionPropagation, FINALIZER, FORCE_AT_ANNOTATION, HelmRelease,
-    HelmReleaseStatus, RECONCILE_AT_ANNOTATION, RemediationStrategy,
+    DeletionPropagation, FINALIZER, FORCE_AT_ANNOTATION, HelmRelease, HelmReleaseStatus,
+    RECONCILE_AT_ANNOTATION,
 };
 use crate::capabilities::Grants;
 use crate::capabilities::release_context::DriftCheck;
@@ -299,9 +302,47 @@ async fn apply_inner(hr: &HelmRelease, ctx: &Context) -> Result<Next, ReconcileE
         Ok(observed) => observed,
         Err(next) => return finish(writer, next).await,
     };
-    let drift_only = match decide(hr, ctx, &mut writer, &observed) {
-        Ok(drift_only) => drift_only,
-        Err(next) => return finish(writer, next).await,
+    let facts = Facts {
+        forced: observed.forced,
+        ready: observed.ready,
+        gave_up: writer
+            .status
+            .condition("Stalled")
+            .is_some_and(|c| c.status == "True" && GAVE_UP_REASONS.contains(&c.reason.as_str())),
+        desired_digest: &observed.digest,
+        applied_digest: writer.status.applied_digest.as_deref(),
+        attempted_digest: writer.status.attempted_digest.as_deref(),
+        recorded_revision: writer.status.revision,
+        current: observed
+            .current
+            .as_ref()
+            .map(|info| (info.status, info.revision)),
+    };
+    // At most one comparison with the cluster per release per resync interval, unless asked.
+    let due = || {
+        observed.reconcile_requested
+            || ctx.drift_schedule.due(
+                &hr.namespace_or_default(),
+                &hr.name_any(),
+                ctx.options.resync,
+            )
+    };
+    let drift_only = match next_step(&facts, || drift_check(hr), due) {
+        Step::Sync => None,
+        Step::CheckDrift(check) => Some(check),
+        Step::InLine { drift_off } => {
+            if drift_off {
+                writer.status.remove_condition("Drifted");
+            }
+            ctx.metrics
+                .observe("none", true, observed.started.elapsed());
+            return finish(writer, Next::Requeue(ctx.options.resync)).await;
+        }
+        Step::InvalidDriftDetection(message) => {
+            writer.stalled("DriftDetectionError", &message);
+            return finish(writer, Next::Requeue(ctx.options.resync)).await;
+        }
+        Step::AwaitChange => return finish(writer, Next::AwaitChange).await,
     };
     sync_release(hr, ctx, writer, observed, drift_only).await
 }
@@ -506,6 +547,27 @@ async fn observe(
         }
     };
     let release = release_id(hr);
+    // Options the backend cannot serve are refused by name whatever the release's state
+    // (enabling tests on a release in line included), before anything runs.
+    if let Some(message) = release_context_refusal(hr, &release, &backend) {
+        if writer
+            .status
+            .condition("Stalled")
+            .map(|c| c.message.as_str())
+            != Some(&message)
+        {
+            publish(
+                ctx,
+                hr,
+                EventType::Warning,
+                "BackendUnsupported",
+                message.clone(),
+            )
+            .await;
+        }
+        writer.stalled("BackendUnsupported", &message);
+        return Err(Next::Requeue(ctx.options.resync));
+    }
     // The target cluster: the operator's own, or the one of `spec.kubeConfig`.
     let remote = match ctx.remotes.for_release(&ctx.client, hr).await {
         Ok(remote) => remote,
@@ -574,75 +636,6 @@ async fn observe(
     })
 }
 
-/// Choose the next action for an observed release: nothing (in line, or stalled on this
-/// digest), a drift check of the unchanged release (`Ok(Some)`), or a sync (`Ok(None)`).
-fn decide(
-    hr: &HelmRelease,
-    ctx: &Context,
-    writer: &mut StatusWriter<'_>,
-    observed: &Observed,
-) -> Result<Option<DriftCheck>, Next> {
-    let Observed {
-        started,
-        reconcile_requested,
-        forced,
-        ready,
-        digest,
-        current,
-        ..
-    } = observed;
-    let (started, reconcile_requested, forced, ready) =
-        (*started, *reconcile_requested, *forced, *ready);
-    // No-op: same digest as the last success, and the release still at that revision —
-    // unless drift detection wants the backend to compare it with the cluster.
-    let mut drift_only = None;
-    if !forced
-        && ready
-        && writer.status.applied_digest.as_deref() == Some(digest.as_str())
-        && current.as_ref().is_some_and(|info| {
-            info.status == ReleaseStatus::Deployed
-                && Some(i64::from(info.revision)) == writer.status.revision
-        })
-    {
-        // At most one comparison per release per resync interval, unless asked for.
-        let due = |ctx: &Context| {
-            reconcile_requested
-                || ctx.drift_schedule.due(
-                    &hr.namespace_or_default(),
-                    &hr.name_any(),
-                    ctx.options.resync,
-                )
-        };
-        match drift_check(hr) {
-            Ok(Some(check)) if due(ctx) => drift_only = Some(check),
-            Ok(check) => {
-                if check.is_none() {
-                    writer.status.remove_condition("Drifted");
-                }
-                ctx.metrics.observe("none", true, started.elapsed());
-                return Err(Next::Requeue(ctx.options.resync));
-            }
-            Err(message) => {
-                writer.stalled("DriftDetectionError", &message);
-                return Err(Next::Requeue(ctx.options.resync));
-            }
-        }
-    }
-
-    // A digest that already failed as often as allowed waits for a change.
-    if !forced
-        && writer.status.attempted_digest.as_deref() == Some(digest.as_str())
-        && writer
-            .status
-            .condition("Stalled")
-            .is_some_and(|c| c.status == "True")
-    {
-        return Err(Next::AwaitChange);
-    }
-
-    Ok(drift_only)
-}
-
 /// Run the chosen sync (or drift check) of an observed release and record its outcome;
 /// a failed one goes to [`remediate`].
 async fn sync_release(
@@ -695,11 +688,6 @@ async fn sync_release(
         }
     };
 
-    if let Some(message) = release_context_refusal(hr, &release, &backend) {
-        writer.stalled("BackendUnsupported", &message);
-        publish(ctx, hr, EventType::Warning, "BackendUnsupported", message).await;
-        return finish(writer, Next::Requeue(ctx.options.resync)).await;
-    }
     let post_render = match post_render_grant(ctx, hr, &backend) {
         Ok(grant) => grant,
         Err(message) => {
@@ -951,7 +939,14 @@ async fn remediate(
     let mut message = message;
     let mut after = backend.status(release, grants.clone()).await;
     let recorded_failed = matches!(&after, Ok(Some(info)) if info.status == ReleaseStatus::Failed);
-    if !installing && rolls_back(hr) && (recorded_failed || tests_failed) {
+    let steps = remediation(
+        installing,
+        rolls_back(hr),
+        upgrade_strategy(hr),
+        recorded_failed,
+        tests_failed,
+    );
+    if steps.rollback {
         let rolled = backend
             .rollback(release, None, &rollback_options(hr), grants.clone())
             .await;
@@ -985,9 +980,7 @@ async fn remediate(
     ctx.metrics.observe(action_name, false, started.elapsed());
     publish(ctx, hr, EventType::Warning, reason, message.clone()).await;
     // upgrade.remediation.strategy: uninstall — the next attempt installs afresh.
-    let now_deployed = if !installing
-        && upgrade_strategy(hr) == Some(RemediationStrategy::Uninstall)
-    {
+    let now_deployed = if steps.uninstall {
         let options = UninstallOptions {
             keep_history: false,
             wait: false,
@@ -1027,14 +1020,32 @@ async fn remediate(
         now_deployed
     };
     let failures = writer.status.failures;
-    let rollback = hr.spec.rollback.as_ref().filter(|r| r.enable);
-    let next = match (rollback, now_deployed) {
-        (Some(rollback), Some(revision)) if !installing => {
-            writer.status.rollback_count += 1;
-            let count = writer.status.rollback_count;
-            let rolled_back = format!(
-                "{message}; rolled back to the last deployed release as revision {revision}"
+    let rolled_back = |revision: u32| {
+        format!("{message}; rolled back to the last deployed release as revision {revision}")
+    };
+    let next = match after_failure(
+        installing,
+        hr.spec.rollback.as_ref(),
+        now_deployed.is_some(),
+        writer.status.rollback_count,
+        failures,
+        retries_allowed(hr, installing),
+    ) {
+        AfterFailure::Retry => {
+            writer.reconciling(reason, &format!("retry {failures} scheduled"));
+            Next::Requeue(backoff(failures))
+        }
+        AfterFailure::Exhausted => {
+            writer.stalled(
+                "RetriesExhausted",
+                &format!("{message} (gave up after {failures} attempts)"),
             );
+            Next::AwaitChange
+        }
+        rolled => {
+            // `after_failure` reports a rollback only with a revision deployed after it.
+            let rolled_back = rolled_back(now_deployed.unwrap_or_default());
+            writer.status.rollback_count += 1;
             writer.set("RolledBack", true, "RolledBack", &rolled_back);
             writer.ready(false, reason, &rolled_back);
             publish(
@@ -1045,39 +1056,30 @@ async fn remediate(
                 rolled_back.clone(),
             )
             .await;
-            let max = rollback.max_retries.unwrap_or(DEFAULT_ROLLBACK_MAX_RETRIES);
-            if !rollback.retry {
-                writer.stalled(
-                    "RolledBack",
-                    &format!("{rolled_back}; not retried (rollback.retry is false)"),
-                );
-                Next::AwaitChange
-            } else if max > 0 && count >= max {
-                writer.stalled(
-                    "RetriesExhausted",
-                    &format!(
-                        "{rolled_back}; gave up after {count} rollbacks (rollback.maxRetries)"
-                    ),
-                );
-                Next::AwaitChange
-            } else {
-                writer.reconciling(reason, &format!("upgrade retry {count} scheduled"));
-                Next::Requeue(backoff(failures))
+            match rolled {
+                AfterFailure::RolledBackStop => {
+                    writer.stalled(
+                        "RolledBack",
+                        &format!("{rolled_back}; not retried (rollback.retry is false)"),
+                    );
+                    Next::AwaitChange
+                }
+                AfterFailure::RolledBackExhausted { count } => {
+                    writer.stalled(
+                        "RetriesExhausted",
+                        &format!(
+                            "{rolled_back}; gave up after {count} rollbacks (rollback.maxRetries)"
+                        ),
+                    );
+                    Next::AwaitChange
+                }
+                AfterFailure::RolledBackRetry { count } => {
+                    writer.reconciling(reason, &format!("upgrade retry {count} scheduled"));
+                    Next::Requeue(backoff(failures))
+                }
+                AfterFailure::Retry | AfterFailure::Exhausted => Next::Requeue(backoff(failures)),
             }
         }
-        _ => match retries_allowed(hr, installing) {
-            Some(allowed) if failures > allowed => {
-                writer.stalled(
-                    "RetriesExhausted",
-                    &format!("{message} (gave up after {failures} attempts)"),
-                );
-                Next::AwaitChange
-            }
-            _ => {
-                writer.reconciling(reason, &format!("retry {failures} scheduled"));
-                Next::Requeue(backoff(failures))
-            }
-        },
     };
     finish(writer, next).await
 }
