@@ -306,9 +306,16 @@ pub struct ChartSource {
     /// Secret with git credentials (`username`/`password` or `identity`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub secret_ref: Option<NamespacedRef>,
-    /// Accepted for compatibility; dependencies are used as packaged in the chart.
+    /// Accepted for compatibility: a git chart's dependencies that are not in `charts/` are
+    /// always built (`file://` ones from the same commit, others from
+    /// `dependencyRepositories`).
     #[serde(default)]
     pub skip_dep_update: bool,
+    /// Helm chart repositories (http(s) URLs, as `Chart.yaml` names them) that the
+    /// dependencies of a git chart may be downloaded from when `charts/` lacks them, as
+    /// after `helm repo add`; anonymous. Only with `git`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dependency_repositories: Vec<String>,
     /// Helm repository URL (where `index.yaml` lives).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repository: Option<String>,
@@ -404,6 +411,10 @@ impl ChartSource {
                 let mut spec = serde_json::json!({"url": url, "ref": reference, "path": path});
                 if self.insecure {
                     spec["insecure"] = serde_json::Value::Bool(true);
+                }
+                if !self.dependency_repositories.is_empty() {
+                    spec["dependencyRepositories"] =
+                        serde_json::json!(self.dependency_repositories);
                 }
                 Ok(("git".to_owned(), spec, self.secret_ref.as_ref()))
             }
@@ -939,6 +950,27 @@ mod tests {
         hr.metadata.namespace = Some(namespace.into());
         hr.spec.target_namespace = target.map(str::to_owned);
         hr
+    }
+
+    #[test]
+    fn a_git_chart_passes_its_dependency_repositories_to_the_git_kind() {
+        let mut chart = ChartSource {
+            git: Some("https://example.com/apps.git".into()),
+            path: Some("/charts/app/".into()),
+            ..ChartSource::default()
+        };
+        let (kind, spec, _) = chart.kind_and_spec().unwrap();
+        assert_eq!(kind, "git");
+        assert_eq!(
+            spec,
+            serde_json::json!({"url": "https://example.com/apps.git", "ref": "master", "path": "charts/app"})
+        );
+        chart.dependency_repositories = vec!["https://charts.example.com".into()];
+        let (_, spec, _) = chart.kind_and_spec().unwrap();
+        assert_eq!(
+            spec["dependencyRepositories"],
+            serde_json::json!(["https://charts.example.com"])
+        );
     }
 
     #[test]

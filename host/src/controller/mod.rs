@@ -18,6 +18,7 @@ pub mod queue;
 pub mod reconcile;
 pub mod refs;
 pub mod reload;
+pub mod remediation;
 pub mod remote;
 pub mod sourcing;
 pub mod values;

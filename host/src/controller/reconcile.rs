@@ -2,9 +2,10 @@
 //! takes them: `observe` the release (the gates it must pass — suspend, tenancy,
 //! dependsOn, the artifact the source loop published, values, backend, target cluster,
 //! ownership, identity — then the desired digest and the release as the backend reports
-//! it), `decide` the next action from digests (never by rendering: nothing, a drift check
-//! of the unchanged release, or a sync), run it (`sync_release`, with tests and
-//! post-rendering), and `remediate` a failure (rollback, uninstall, retry or stall).
+//! it), choose the next step from digests (never by rendering: nothing, a drift check of
+//! the unchanged release, or a sync; [`decision`](super::decision)), run it
+//! (`check_drift`, or `install_or_upgrade` with tests and post-rendering), and
+//! [`remediate`](super::remediation) a failure (rollback, uninstall, retry or stall).
 //! Each step records its outcome in status, conditions, events and metrics. Deleting a
 //! HelmRelease uninstalls its release first (finalizer).
 
@@ -20,15 +21,10 @@ use kube::{Api, Resource, ResourceExt};
 
 use super::Context;
 use super::contract::{post_render_grant, release_context_refusal};
-use super::decision::{
-    AfterFailure, Facts, GAVE_UP_REASONS, Step, after_failure, next_step, remediation,
-};
+use super::decision::{Facts, GAVE_UP_REASONS, Step, next_step};
 use super::drift::{drift_check, report_drift};
 use super::helm_tests::{test_verdict, tests_enabled};
-use super::options::{
-    desired_digest, options_text, retries_allowed, rollback_options, rolls_back, sha256_text,
-    sync_options, timeout_seconds, upgrade_strategy,
-};
+use super::options::{desired_digest, options_text, sha256_text, sync_options, timeout_seconds};
 use super::queue::Next;
 use super::remote::RemoteCluster;
 use super::sourcing::chart_source_of;
@@ -44,11 +40,8 @@ use crate::plugins::bindings::backend::exports::capstan::plugin::backend::{
     SyncAction, SyncOptions, SyncRequest, UninstallOptions,
 };
 use crate::plugins::bindings::kube::Propagation;
-use crate::plugins::bindings::types::{
-    ChartArtifact, ChartMetadata, ErrorCode, ReleaseId, ReleaseStatus,
-};
+use crate::plugins::bindings::types::{ChartArtifact, ChartMetadata, ErrorCode, ReleaseId};
 use crate::plugins::call::{CallError, CallFailure};
-use crate::release::status_text;
 use crate::sources::ReleaseKey;
 use crate::sources::sync::ArtifactRef;
 
@@ -187,7 +180,7 @@ async fn create_namespace(
 pub(crate) struct StatusWriter<'a> {
     hr: &'a HelmRelease,
     ctx: &'a Context,
-    status: HelmReleaseStatus,
+    pub(super) status: HelmReleaseStatus,
     generation: Option<i64>,
     now: String,
 }
@@ -199,7 +192,7 @@ impl StatusWriter<'_> {
             .set_condition(type_, status, reason, message, generation, &now);
     }
 
-    fn ready(&mut self, ready: bool, reason: &str, message: &str) {
+    pub(super) fn ready(&mut self, ready: bool, reason: &str, message: &str) {
         self.set("Ready", ready, reason, message);
         if ready {
             self.status.remove_condition("Reconciling");
@@ -207,13 +200,13 @@ impl StatusWriter<'_> {
         }
     }
 
-    fn stalled(&mut self, reason: &str, message: &str) {
+    pub(super) fn stalled(&mut self, reason: &str, message: &str) {
         self.ready(false, reason, message);
         self.set("Stalled", true, reason, message);
         self.status.remove_condition("Reconciling");
     }
 
-    fn reconciling(&mut self, reason: &str, message: &str) {
+    pub(super) fn reconciling(&mut self, reason: &str, message: &str) {
         self.set("Reconciling", true, reason, message);
         self.status.remove_condition("Stalled");
     }
@@ -636,59 +629,26 @@ async fn observe(
     })
 }
 
-/// Run the chosen sync (or drift check) of an observed release and record its outcome;
-/// a failed one goes to [`remediate`].
+/// Run the chosen step of an observed release: a drift check of the unchanged release
+/// ([`check_drift`]) or an install or upgrade ([`install_or_upgrade`]). Both hand the
+/// backend the chart and the release's post-rendering.
 async fn sync_release(
     hr: &HelmRelease,
     ctx: &Context,
     mut writer: StatusWriter<'_>,
-    observed: Observed,
+    mut observed: Observed,
     drift_only: Option<DriftCheck>,
 ) -> Result<Next, ReconcileError> {
-    let Observed {
-        started,
-        forced,
-        force_at,
-        artifact,
-        chart_archive,
-        values,
-        backend,
-        release,
-        remote,
-        digest,
-        grants,
-        current,
-        ..
-    } = observed;
-    let installing = current.is_none();
-    // Read once: the values may have needed it already (`chartFileRef`).
-    let archive = match chart_archive {
-        Some(archive) => Ok(archive),
-        None => ctx.artifact_store.get(&artifact.digest),
-    };
-    let chart = match archive {
-        Ok(archive) => ChartArtifact {
-            archive,
-            digest: artifact.digest.clone(),
-            metadata: ChartMetadata {
-                name: artifact.chart.clone(),
-                version: artifact.version.clone(),
-                app_version: None,
-            },
-        },
-        Err(error) => {
+    let chart = match chart_of(ctx, &observed.artifact, observed.chart_archive.take()) {
+        Ok(chart) => chart,
+        Err(message) => {
             ctx.artifacts.request_pass();
-            let message = format!(
-                "chart archive {} is not in the store: {error}",
-                artifact.digest
-            );
             writer.ready(false, "ChartFetchFailed", &message);
             writer.reconciling("FetchingChart", "waiting for the source loop");
             return finish(writer, Next::Requeue(Duration::from_secs(5))).await;
         }
     };
-
-    let post_render = match post_render_grant(ctx, hr, &backend) {
+    let post_render = match post_render_grant(ctx, hr, &observed.backend) {
         Ok(grant) => grant,
         Err(message) => {
             writer.stalled("PostRenderError", &message);
@@ -696,173 +656,155 @@ async fn sync_release(
             return finish(writer, Next::Requeue(ctx.options.resync)).await;
         }
     };
-
-    let action_name = if installing { "install" } else { "upgrade" };
-    // A drift check of an unchanged release is no install or upgrade to announce.
-    if drift_only.is_none() {
-        if writer.status.attempted_digest.as_deref() != Some(digest.as_str()) {
-            writer.status.failures = 0;
-        }
-        writer.status.attempted_digest = Some(digest.clone());
-        writer.status.attempted_source_revision = Some(artifact.revision.clone());
-        writer.status.chart_digest = Some(artifact.digest.clone());
-        writer.reconciling(
-            if installing {
-                "Installing"
-            } else {
-                "Upgrading"
-            },
-            &format!(
-                "running {action_name} of chart {} {}",
-                artifact.chart, artifact.version
-            ),
-        );
-        if writer
-            .status
-            .condition("Ready")
-            .is_none_or(|c| c.status != "True")
-        {
-            writer.set(
-                "Ready",
-                false,
-                "Progressing",
-                &format!("running {action_name}"),
-            );
-        }
-        writer.write().await?;
+    let grants = Grants {
+        post_render,
+        ..observed.grants.clone()
+    };
+    match drift_only {
+        Some(check) => check_drift(hr, ctx, writer, observed, chart, grants, check).await,
+        None => install_or_upgrade(hr, ctx, writer, observed, chart, grants).await,
     }
+}
 
+/// The chart archive of `artifact` (`archive` when the values already read it for
+/// `chartFileRef`, else from the artifact store), or why it is not there.
+fn chart_of(
+    ctx: &Context,
+    artifact: &ArtifactRef,
+    archive: Option<Vec<u8>>,
+) -> Result<ChartArtifact, String> {
+    let archive = match archive {
+        Some(archive) => archive,
+        None => ctx.artifact_store.get(&artifact.digest).map_err(|error| {
+            format!(
+                "chart archive {} is not in the store: {error}",
+                artifact.digest
+            )
+        })?,
+    };
+    Ok(ChartArtifact {
+        archive,
+        digest: artifact.digest.clone(),
+        metadata: ChartMetadata {
+            name: artifact.chart.clone(),
+            version: artifact.version.clone(),
+            app_version: None,
+        },
+    })
+}
+
+/// The backend request of a sync of `observed`, and the digest of the options it carries
+/// (recorded on success). Options changed since the last success (not just chart or
+/// values) upgrade even a release the backend finds unchanged, as do a forced sync and a
+/// release whose tests failed (tests run after an install or upgrade only).
+fn sync_request(
+    hr: &HelmRelease,
+    status: &HelmReleaseStatus,
+    observed: &mut Observed,
+    chart: ChartArtifact,
+) -> (SyncRequest, String) {
+    let installing = observed.current.is_none();
+    let options_digest = sha256_text(&options_text(hr, observed.remote.as_deref()));
+    let options_changed = status
+        .applied_options_digest
+        .as_ref()
+        .is_some_and(|applied| *applied != options_digest);
+    let request = SyncRequest {
+        release: observed.release.clone(),
+        chart,
+        values: std::mem::take(&mut observed.values),
+        options: SyncOptions {
+            upgrade_unchanged: observed.forced
+                || options_changed
+                || (tests_enabled(hr) && status.failures > 0),
+            ..sync_options(hr, installing)
+        },
+    };
+    (request, options_digest)
+}
+
+/// The drift check of a release in line: the backend finds it unchanged and compares its
+/// objects with the cluster ([`report_drift`] records what it found).
+async fn check_drift(
+    hr: &HelmRelease,
+    ctx: &Context,
+    mut writer: StatusWriter<'_>,
+    mut observed: Observed,
+    chart: ChartArtifact,
+    mut grants: Grants,
+    check: DriftCheck,
+) -> Result<Next, ReconcileError> {
+    if !tests_enabled(hr) {
+        writer.status.remove_condition("TestSuccess");
+    }
+    let (request, _) = sync_request(hr, &writer.status, &mut observed, chart);
+    let mut context = grants.release_context.take().unwrap_or_default();
+    context.drift = Some(check);
+    grants.release_context = Some(context.clone());
+    let outcome = observed.backend.sync(&request, grants).await;
+    let drifted = context.drifted.take();
+    report_drift(ctx, hr, writer, outcome.map(|_| drifted), observed.started).await
+}
+
+/// Install or upgrade: announce it, run it (with the release's tests when enabled), and
+/// record the outcome; a failure goes to
+/// [`remediate`](super::remediation::remediate).
+async fn install_or_upgrade(
+    hr: &HelmRelease,
+    ctx: &Context,
+    mut writer: StatusWriter<'_>,
+    mut observed: Observed,
+    chart: ChartArtifact,
+    mut grants: Grants,
+) -> Result<Next, ReconcileError> {
+    let installing = observed.current.is_none();
+    announce(&mut writer, installing, &observed).await?;
     if installing
         && hr.spec.install.as_ref().is_some_and(|i| i.create_namespace)
-        && let Err(message) = create_namespace(ctx, hr, remote.as_deref(), &release.namespace).await
+        && let Err(message) = create_namespace(
+            ctx,
+            hr,
+            observed.remote.as_deref(),
+            &observed.release.namespace,
+        )
+        .await
     {
         writer.ready(false, "InstallFailed", &message);
         writer.reconciling("InstallFailed", "retrying");
         publish(ctx, hr, EventType::Warning, "InstallFailed", message).await;
         return finish(writer, Next::Requeue(backoff(1))).await;
     }
-    // Options changed since the last success (not just chart or values): upgrade anyway.
-    let options_digest = sha256_text(&options_text(hr, remote.as_deref()));
-    let options_changed = writer
-        .status
-        .applied_options_digest
-        .as_ref()
-        .is_some_and(|applied| *applied != options_digest);
-    let request = SyncRequest {
-        release: release.clone(),
-        chart,
-        values,
-        options: SyncOptions {
-            // A release whose tests failed is upgraded again (the tests run after an
-            // install or upgrade only), even when its deployed revision matches.
-            upgrade_unchanged: forced
-                || options_changed
-                || (tests_enabled(hr) && writer.status.failures > 0),
-            ..sync_options(hr, installing)
-        },
-    };
-    let mut sync_grants = Grants {
-        post_render,
-        ..grants.clone()
-    };
-    if let Some(test) = hr.spec.test.as_ref().filter(|t| t.enable) {
-        let mut context = sync_grants.release_context.take().unwrap_or_default();
-        context.test_timeout_seconds = Some(
-            test.timeout
-                .and_then(|t| u32::try_from(t).ok())
-                .unwrap_or_else(|| timeout_seconds(hr)),
-        );
-        sync_grants.release_context = Some(context);
-    } else {
-        writer.status.remove_condition("TestSuccess");
-    }
-    if let Some(check) = &drift_only {
-        let mut context = sync_grants.release_context.take().unwrap_or_default();
-        context.drift = Some(check.clone());
-        sync_grants.release_context = Some(context);
-    }
-    let test_results = sync_grants.release_context.clone();
-    let outcome = backend.sync(&request, sync_grants).await;
-    if drift_only.is_some() {
-        let drifted = test_results.as_ref().and_then(|c| c.drifted.take());
-        return report_drift(ctx, hr, writer, outcome.map(|_| drifted), started).await;
-    }
-    writer.now = now_rfc3339();
-    if forced {
-        writer.status.last_handled_force_at = force_at;
-    }
-    // Tests ran after a successful install or upgrade: their failure is the sync's, unless
-    // ignored.
-    let mut tests_failed = false;
-    let outcome = match (outcome, test_results.and_then(|c| c.take_test_results())) {
-        (Ok(synced), Some(results)) => {
-            let (passed, reason, message) = test_verdict(&results);
-            writer.set("TestSuccess", passed, reason, &message);
-            let ignored = hr.spec.test.as_ref().is_some_and(|t| t.ignore_failures);
-            if passed {
-                publish(ctx, hr, EventType::Normal, reason, message).await;
-                Ok(synced)
-            } else if ignored {
-                let message = format!("{message} (ignored: test.ignoreFailures)");
-                publish(ctx, hr, EventType::Warning, reason, message).await;
-                Ok(synced)
-            } else {
-                tests_failed = true;
-                Err(CallError {
-                    plugin: backend.name().to_owned(),
-                    function: "sync",
-                    cause: CallFailure::Returned {
-                        code: ErrorCode::Unavailable,
-                        message: format!(
-                            "revision {} is deployed but its {message}",
-                            synced.release.revision
-                        ),
-                        retryable: true,
-                    },
-                })
-            }
+    let (request, options_digest) = sync_request(hr, &writer.status, &mut observed, chart);
+    let tests = match hr.spec.test.as_ref().filter(|t| t.enable) {
+        Some(test) => {
+            let mut context = grants.release_context.take().unwrap_or_default();
+            context.test_timeout_seconds = Some(
+                test.timeout
+                    .and_then(|t| u32::try_from(t).ok())
+                    .unwrap_or_else(|| timeout_seconds(hr)),
+            );
+            grants.release_context = Some(context.clone());
+            Some(context)
         }
-        (outcome, _) => outcome,
+        None => {
+            writer.status.remove_condition("TestSuccess");
+            None
+        }
+    };
+    let outcome = observed.backend.sync(&request, grants).await;
+    writer.now = now_rfc3339();
+    if observed.forced {
+        writer.status.last_handled_force_at = observed.force_at.take();
+    }
+    let results = tests.and_then(|context| context.take_test_results());
+    let (outcome, tests_failed) = match (outcome, results) {
+        (Ok(synced), Some(results)) => {
+            judge_tests(hr, ctx, &mut writer, &observed.backend, synced, &results).await
+        }
+        (outcome, _) => (outcome, false),
     };
     match outcome {
-        Ok(outcome) => {
-            let action = match outcome.action {
-                SyncAction::Installed => "install",
-                SyncAction::Upgraded => "upgrade",
-                SyncAction::Unchanged => "none",
-            };
-            if outcome.action != SyncAction::Unchanged {
-                ctx.metrics.actions.inc();
-            }
-            let message = format!(
-                "release {}/{} revision {} ({} {}, {action})",
-                release.namespace,
-                release.name,
-                outcome.release.revision,
-                artifact.chart,
-                artifact.version
-            );
-            writer.status.applied_digest = Some(digest);
-            writer.status.applied_options_digest = Some(options_digest);
-            writer.status.applied_source_revision = Some(artifact.revision.clone());
-            writer.status.revision = Some(i64::from(outcome.release.revision));
-            writer.status.release_status = Some("deployed".into());
-            writer.status.failures = 0;
-            writer.status.install_failures = 0;
-            writer.status.upgrade_failures = 0;
-            writer.status.rollback_count = 0;
-            let reason = if installing {
-                "InstallSucceeded"
-            } else {
-                "UpgradeSucceeded"
-            };
-            writer.set("Released", true, reason, &message);
-            writer.status.remove_condition("RolledBack");
-            writer.ready(true, reason, &message);
-            ctx.metrics.observe(action, true, started.elapsed());
-            publish(ctx, hr, EventType::Normal, reason, message).await;
-            finish(writer, Next::Requeue(ctx.options.resync)).await
-        }
+        Ok(synced) => record_success(hr, ctx, writer, &observed, &synced, options_digest).await,
         Err(error) if matches!(error.cause, CallFailure::Locked(_)) => {
             // Nothing ran: another process (e.g. `capstan release`) is changing the
             // release. Not a failure of this release; try again shortly.
@@ -872,216 +814,151 @@ async fn sync_release(
             finish(writer, Next::Requeue(LOCKED_RETRY)).await
         }
         Err(error) => {
-            let failed = FailedSync {
+            let failed = super::remediation::FailedSync {
                 error,
                 installing,
                 tests_failed,
-                release: &release,
-                backend: &backend,
-                grants: &grants,
-                started,
+                release: &observed.release,
+                backend: &observed.backend,
+                grants: &observed.grants,
+                started: observed.started,
             };
-            remediate(hr, ctx, writer, failed).await
+            super::remediation::remediate(hr, ctx, writer, failed).await
         }
     }
 }
 
-/// An install or upgrade that failed, with what remediating it needs.
-struct FailedSync<'a> {
-    error: CallError,
+/// Record that an install or upgrade of `observed` starts (attempted digest and source
+/// revision, `Reconciling`, `Ready=False` unless it was Ready) before it runs, so a
+/// killed operator leaves a status saying what it was doing.
+async fn announce(
+    writer: &mut StatusWriter<'_>,
     installing: bool,
-    /// It deployed, but its tests failed.
-    tests_failed: bool,
-    release: &'a ReleaseId,
-    backend: &'a BackendPlugin,
-    grants: &'a Grants,
-    started: Instant,
+    observed: &Observed,
+) -> Result<(), ReconcileError> {
+    let action_name = if installing { "install" } else { "upgrade" };
+    let artifact = &observed.artifact;
+    if writer.status.attempted_digest.as_deref() != Some(observed.digest.as_str()) {
+        writer.status.failures = 0;
+    }
+    writer.status.attempted_digest = Some(observed.digest.clone());
+    writer.status.attempted_source_revision = Some(artifact.revision.clone());
+    writer.status.chart_digest = Some(artifact.digest.clone());
+    writer.reconciling(
+        if installing {
+            "Installing"
+        } else {
+            "Upgrading"
+        },
+        &format!(
+            "running {action_name} of chart {} {}",
+            artifact.chart, artifact.version
+        ),
+    );
+    if writer
+        .status
+        .condition("Ready")
+        .is_none_or(|c| c.status != "True")
+    {
+        writer.set(
+            "Ready",
+            false,
+            "Progressing",
+            &format!("running {action_name}"),
+        );
+    }
+    writer.write().await?;
+    Ok(())
 }
 
-/// Remediate a failed install or upgrade as the spec asks: count it, roll an upgrade back
-/// (`rollback.enable`, `upgrade.remediation.strategy: rollback`) or uninstall it (strategy
-/// `uninstall`), then retry with backoff or stall once the retries are spent.
-async fn remediate(
+/// The results of the tests that ran after a successful install or upgrade, as
+/// `TestSuccess` and an Event: a failure is the sync's (`true`: remediated as such) unless
+/// `test.ignoreFailures`.
+async fn judge_tests(
+    hr: &HelmRelease,
+    ctx: &Context,
+    writer: &mut StatusWriter<'_>,
+    backend: &BackendPlugin,
+    synced: crate::plugins::bindings::backend::exports::capstan::plugin::backend::SyncOutcome,
+    results: &[crate::plugins::bindings::release_context::TestResult],
+) -> (
+    Result<
+        crate::plugins::bindings::backend::exports::capstan::plugin::backend::SyncOutcome,
+        CallError,
+    >,
+    bool,
+) {
+    let (passed, reason, message) = test_verdict(results);
+    writer.set("TestSuccess", passed, reason, &message);
+    if passed {
+        publish(ctx, hr, EventType::Normal, reason, message).await;
+        return (Ok(synced), false);
+    }
+    if hr.spec.test.as_ref().is_some_and(|t| t.ignore_failures) {
+        let message = format!("{message} (ignored: test.ignoreFailures)");
+        publish(ctx, hr, EventType::Warning, reason, message).await;
+        return (Ok(synced), false);
+    }
+    let failed = CallError {
+        plugin: backend.name().to_owned(),
+        function: "sync",
+        cause: CallFailure::Returned {
+            code: ErrorCode::Unavailable,
+            message: format!(
+                "revision {} is deployed but its {message}",
+                synced.release.revision
+            ),
+            retryable: true,
+        },
+    };
+    (Err(failed), true)
+}
+
+/// Record a successful install or upgrade (or a sync that found nothing to change):
+/// applied digests, revision, counters reset, `Released` and `Ready`, an Event, metrics.
+async fn record_success(
     hr: &HelmRelease,
     ctx: &Context,
     mut writer: StatusWriter<'_>,
-    failed: FailedSync<'_>,
+    observed: &Observed,
+    synced: &crate::plugins::bindings::backend::exports::capstan::plugin::backend::SyncOutcome,
+    options_digest: String,
 ) -> Result<Next, ReconcileError> {
-    let FailedSync {
-        error,
-        installing,
-        tests_failed,
-        release,
-        backend,
-        grants,
-        started,
-    } = failed;
-    let action_name = if installing { "install" } else { "upgrade" };
-    ctx.metrics.actions.inc();
-    let message = call_message(&error);
-    writer.status.failures += 1;
-    if installing {
-        writer.status.install_failures += 1;
-    } else {
-        writer.status.upgrade_failures += 1;
-    }
-    let reason = if installing {
-        "InstallFailed"
-    } else {
-        "UpgradeFailed"
+    let installing = observed.current.is_none();
+    let (artifact, release) = (&observed.artifact, &observed.release);
+    let action = match synced.action {
+        SyncAction::Installed => "install",
+        SyncAction::Upgraded => "upgrade",
+        SyncAction::Unchanged => "none",
     };
-    let message = format!("{action_name} failed: {message}");
-    writer.set("Released", false, reason, &message);
-    writer.ready(false, reason, &message);
-    // A failed upgrade that recorded a `failed` revision is rolled back when asked,
-    // with the rollback's own options (a failure before any record, e.g. a render
-    // error, leaves the deployed revision as it was: nothing to roll back).
-    let mut message = message;
-    let mut after = backend.status(release, grants.clone()).await;
-    let recorded_failed = matches!(&after, Ok(Some(info)) if info.status == ReleaseStatus::Failed);
-    let steps = remediation(
-        installing,
-        rolls_back(hr),
-        upgrade_strategy(hr),
-        recorded_failed,
-        tests_failed,
+    if synced.action != SyncAction::Unchanged {
+        ctx.metrics.actions.inc();
+    }
+    let message = format!(
+        "release {}/{} revision {} ({} {}, {action})",
+        release.namespace, release.name, synced.release.revision, artifact.chart, artifact.version
     );
-    if steps.rollback {
-        let rolled = backend
-            .rollback(release, None, &rollback_options(hr), grants.clone())
-            .await;
-        // Success is told below (RolledBack, with the new revision).
-        if let Err(error) = rolled {
-            message = format!(
-                "{message}; the rollback failed too: {}",
-                call_message(&error)
-            );
-            writer.set("Released", false, reason, &message);
-            writer.ready(false, reason, &message);
-        }
-        after = backend.status(release, grants.clone()).await;
-    }
-    // What the release is now: a failed upgrade stays `failed` in its record, or
-    // was rolled back to a new deployed revision.
-    let now_deployed = match after {
-        Ok(Some(info)) => {
-            writer.status.revision = Some(i64::from(info.revision));
-            writer.status.release_status = Some(status_text(info.status).into());
-            (info.status == ReleaseStatus::Deployed).then_some(info.revision)
-        }
-        _ => {
-            if installing {
-                writer.status.revision = None;
-                writer.status.release_status = None;
-            }
-            None
-        }
-    };
-    ctx.metrics.observe(action_name, false, started.elapsed());
-    publish(ctx, hr, EventType::Warning, reason, message.clone()).await;
-    // upgrade.remediation.strategy: uninstall — the next attempt installs afresh.
-    let now_deployed = if steps.uninstall {
-        let options = UninstallOptions {
-            keep_history: false,
-            wait: false,
-            timeout_seconds: timeout_seconds(hr),
-            disable_hooks: false,
-        };
-        match backend.uninstall(release, options, grants.clone()).await {
-            Ok(_) => {
-                let remediated = format!(
-                    "{message}; uninstalled the release (upgrade.remediation.strategy: uninstall)"
-                );
-                writer.status.revision = None;
-                writer.status.release_status = None;
-                writer.status.applied_digest = None;
-                writer.set("Remediated", true, "Uninstalled", &remediated);
-                writer.ready(false, reason, &remediated);
-                publish(
-                    ctx,
-                    hr,
-                    EventType::Warning,
-                    "UninstallRemediation",
-                    remediated,
-                )
-                .await;
-            }
-            Err(error) => {
-                let text = format!(
-                    "{message}; the uninstall remediation failed too: {}",
-                    call_message(&error)
-                );
-                writer.ready(false, reason, &text);
-                publish(ctx, hr, EventType::Warning, "RemediationFailed", text).await;
-            }
-        }
-        None
+    writer.status.applied_digest = Some(observed.digest.clone());
+    writer.status.applied_options_digest = Some(options_digest);
+    writer.status.applied_source_revision = Some(artifact.revision.clone());
+    writer.status.revision = Some(i64::from(synced.release.revision));
+    writer.status.release_status = Some("deployed".into());
+    writer.status.failures = 0;
+    writer.status.install_failures = 0;
+    writer.status.upgrade_failures = 0;
+    writer.status.rollback_count = 0;
+    let reason = if installing {
+        "InstallSucceeded"
     } else {
-        now_deployed
+        "UpgradeSucceeded"
     };
-    let failures = writer.status.failures;
-    let rolled_back = |revision: u32| {
-        format!("{message}; rolled back to the last deployed release as revision {revision}")
-    };
-    let next = match after_failure(
-        installing,
-        hr.spec.rollback.as_ref(),
-        now_deployed.is_some(),
-        writer.status.rollback_count,
-        failures,
-        retries_allowed(hr, installing),
-    ) {
-        AfterFailure::Retry => {
-            writer.reconciling(reason, &format!("retry {failures} scheduled"));
-            Next::Requeue(backoff(failures))
-        }
-        AfterFailure::Exhausted => {
-            writer.stalled(
-                "RetriesExhausted",
-                &format!("{message} (gave up after {failures} attempts)"),
-            );
-            Next::AwaitChange
-        }
-        rolled => {
-            // `after_failure` reports a rollback only with a revision deployed after it.
-            let rolled_back = rolled_back(now_deployed.unwrap_or_default());
-            writer.status.rollback_count += 1;
-            writer.set("RolledBack", true, "RolledBack", &rolled_back);
-            writer.ready(false, reason, &rolled_back);
-            publish(
-                ctx,
-                hr,
-                EventType::Warning,
-                "RolledBack",
-                rolled_back.clone(),
-            )
-            .await;
-            match rolled {
-                AfterFailure::RolledBackStop => {
-                    writer.stalled(
-                        "RolledBack",
-                        &format!("{rolled_back}; not retried (rollback.retry is false)"),
-                    );
-                    Next::AwaitChange
-                }
-                AfterFailure::RolledBackExhausted { count } => {
-                    writer.stalled(
-                        "RetriesExhausted",
-                        &format!(
-                            "{rolled_back}; gave up after {count} rollbacks (rollback.maxRetries)"
-                        ),
-                    );
-                    Next::AwaitChange
-                }
-                AfterFailure::RolledBackRetry { count } => {
-                    writer.reconciling(reason, &format!("upgrade retry {count} scheduled"));
-                    Next::Requeue(backoff(failures))
-                }
-                AfterFailure::Retry | AfterFailure::Exhausted => Next::Requeue(backoff(failures)),
-            }
-        }
-    };
-    finish(writer, next).await
+    writer.set("Released", true, reason, &message);
+    writer.status.remove_condition("RolledBack");
+    writer.ready(true, reason, &message);
+    ctx.metrics
+        .observe(action, true, observed.started.elapsed());
+    publish(ctx, hr, EventType::Normal, reason, message).await;
+    finish(writer, Next::Requeue(ctx.options.resync)).await
 }
 
 /// [`uninstall`], given up once the deletion is older than the configured deadline: the
