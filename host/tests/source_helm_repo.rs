@@ -1131,8 +1131,17 @@ async fn git_chart_dependencies_come_from_the_listed_chart_repositories_as_helm_
     assert_eq!(index_requests(), before, "nothing was requested");
 
     // Listed (without the trailing `/`): the highest version within the constraint, the
-    // very archive `helm dependency build` downloads.
-    let built = one(&f, git("app", &[repository.as_str()])).await.unwrap();
+    // very archive `helm dependency build` downloads. Two charts on the repository, one
+    // pass: one index request, the other answered from the shared cache.
+    let before = index_requests();
+    let specs = BTreeMap::from([
+        (release(1), git("app", &[repository.as_str()])),
+        (release(2), git("pinned", &[repository.as_str()])),
+    ]);
+    let mut report = f.sync.pass(&specs, &NoCredentials, Instant::now()).await;
+    assert_eq!(index_requests(), before + 1, "one index request for both");
+    let built = report.releases.remove(&release(1)).unwrap().unwrap();
+    let pinned = report.releases.remove(&release(2)).unwrap().unwrap();
     let ours = vendored_charts(&f.artifacts.get(&built.digest).unwrap(), "app");
     let helms = helm_dependency_build(&f, &git_dir.join("app"), &repository);
     assert_eq!(
@@ -1147,9 +1156,6 @@ async fn git_chart_dependencies_come_from_the_listed_chart_repositories_as_helm_
     );
 
     // Chart.lock pins the version, as for `helm dependency build`.
-    let pinned = one(&f, git("pinned", &[repository.as_str()]))
-        .await
-        .unwrap();
     let ours = vendored_charts(&f.artifacts.get(&pinned.digest).unwrap(), "pinned");
     let helms = helm_dependency_build(&f, &git_dir.join("pinned"), &repository);
     assert_eq!(ours, helms, "same bytes as helm's download");
