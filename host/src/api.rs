@@ -311,9 +311,10 @@ pub struct ChartSource {
     /// `dependencyRepositories`).
     #[serde(default)]
     pub skip_dep_update: bool,
-    /// Helm chart repositories (http(s) URLs, as `Chart.yaml` names them) that the
-    /// dependencies of a git chart may be downloaded from when `charts/` lacks them, as
-    /// after `helm repo add`; anonymous. Only with `git`.
+    /// Helm chart repositories (`https://`, `http://` or `oci://` URLs, as `Chart.yaml`
+    /// names them) that the dependencies of a git chart may be downloaded from when
+    /// `charts/` lacks them, as after `helm repo add`; anonymous (an `oci://` registry over
+    /// plain HTTP only with `insecure`). Only with `git`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub dependency_repositories: Vec<String>,
     /// Helm repository URL (where `index.yaml` lives).

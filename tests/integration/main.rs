@@ -193,6 +193,10 @@ const TESTS: &[(&str, TestFn)] = &[
         |c| Box::pin(oci::oci_charts_follow_constraints_pins_and_report_registry_failures(c)),
     ),
     (
+        "a_git_chart_pulls_its_oci_dependencies_as_helm_dependency_build_does",
+        |c| Box::pin(oci::a_git_chart_pulls_its_oci_dependencies_as_helm_dependency_build_does(c)),
+    ),
+    (
         "one_helm4_getter_file_serves_helm4_and_a_ready_helmrelease",
         |c| Box::pin(helm4_getter::one_helm4_getter_file_serves_helm4_and_a_ready_helmrelease(c)),
     ),

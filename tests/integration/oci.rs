@@ -16,6 +16,7 @@ use k8s_openapi::api::core::v1::Secret;
 use kube::Api;
 use kube::api::{Patch, PatchParams, PostParams};
 
+use crate::git_support::git;
 use crate::harness::{Cluster, copy_dir, repo_root};
 use crate::helmrelease::{Operator, condition, helm_release, install_crd, ready, wait_for};
 
@@ -254,4 +255,115 @@ pub async fn oci_charts_follow_constraints_pins_and_report_registry_failures(
     })
     .await;
     assert_eq!(upgraded.status.unwrap().revision, Some(2));
+}
+
+/// A chart in git whose dependency lives in an OCI registry (`repository: oci://…`, as
+/// Bitnami's charts name `common`): the git source pulls the version real
+/// `helm dependency build --plain-http` pulls (the highest within the constraint), only
+/// from a registry the release lists, and the release installs with it.
+pub async fn a_git_chart_pulls_its_oci_dependencies_as_helm_dependency_build_does(
+    cluster: Arc<Cluster>,
+) {
+    install_crd(&cluster);
+    let dir = tempfile::tempdir().unwrap();
+    let registry = Registry::start(&[], &dir.path().join("registry.log"));
+    for version in ["1.0.0", "1.1.0", "2.0.0"] {
+        push(&cluster, dir.path(), &registry.address, version, &[]);
+    }
+    let charts = format!("oci://{}/charts", registry.address);
+    let repo = dir.path().join("umbrella-repo");
+    let chart = repo.join("umbrella");
+    std::fs::create_dir_all(chart.join("templates")).unwrap();
+    std::fs::write(
+        chart.join("Chart.yaml"),
+        format!(
+            "apiVersion: v2\nname: umbrella\nversion: 0.1.0\ndependencies:\n- name: hello\n  version: ^1.0.0\n  repository: {charts}\n"
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        chart.join("templates/cm.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-umbrella\n",
+    )
+    .unwrap();
+    git(&repo, &["init", "-q", "-b", "main"]);
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-qm", "umbrella"]);
+
+    // What real Helm pulls for this chart.
+    let copy = dir.path().join("helm-build/umbrella");
+    copy_dir(&chart, &copy);
+    cluster.run(
+        "helm",
+        &[
+            "dependency",
+            "build",
+            copy.to_str().unwrap(),
+            "--plain-http",
+        ],
+    );
+    let helm_pulled: Vec<String> = std::fs::read_dir(copy.join("charts"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(helm_pulled, ["hello-1.1.0.tgz"]);
+
+    let ns = cluster.create_namespace("hr-oci-deps").await;
+    let api: Api<HelmRelease> = Api::namespaced(cluster.client().await, &ns);
+    let operator = Operator::start(&cluster, dir.path(), &[]);
+    let url = format!("file://{}", repo.display());
+    // Not listed: refused, naming the field, before any request to the registry.
+    api.create(
+        &PostParams::default(),
+        &helm_release(
+            "umbrella",
+            &ns,
+            serde_json::json!({
+                "chart": {"git": url, "ref": "main", "path": "umbrella", "insecure": true},
+                "releaseName": "umbrella",
+            }),
+        ),
+    )
+    .await
+    .unwrap();
+    let refused = wait_for(
+        &api,
+        "umbrella",
+        &operator,
+        "ChartFetchFailed",
+        Duration::from_secs(120),
+        |hr| condition(hr, "ChartFetched").is_some_and(|c| c.reason == "ChartFetchFailed"),
+    )
+    .await;
+    let message = condition(&refused, "ChartFetched").unwrap().message.clone();
+    assert!(
+        message.contains(&format!(
+            "dependency `hello` ({charts}) is not in charts/: the source does not list {charts} in `dependencyRepositories`"
+        )),
+        "{message}"
+    );
+
+    api.patch(
+        "umbrella",
+        &PatchParams::default(),
+        &Patch::Merge(serde_json::json!({"spec": {"chart": {"dependencyRepositories": [charts]}}})),
+    )
+    .await
+    .unwrap();
+    wait_for(
+        &api,
+        "umbrella",
+        &operator,
+        "Ready",
+        Duration::from_secs(180),
+        ready,
+    )
+    .await;
+    let manifest = cluster.run("helm", &["get", "manifest", "umbrella", "-n", &ns]);
+    assert!(
+        manifest.contains("# Source: umbrella/charts/hello/templates/deployment.yaml")
+            && manifest.contains("helm.sh/chart: hello-1.1.0")
+            && manifest.contains("name: umbrella-umbrella"),
+        "{manifest}"
+    );
 }

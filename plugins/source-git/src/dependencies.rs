@@ -13,8 +13,13 @@
 //!   else the highest the index lists within the declared constraint; the archive is
 //!   checked against the index's digest and must hold the declared chart.
 //!
-//! Repository names (`@stable`, `alias:stable`) and `oci://` dependencies are refused with
-//! the reason: a git source has no `helm repo add` list and no registry client.
+//! - repository `oci://REGISTRY/PATH` (a Helm chart in an OCI registry, at `PATH/<name>`):
+//!   pulled as `helm dependency build` does (the locked version, or the highest tag within
+//!   the constraint), anonymously, from registries the spec lists likewise; plain HTTP
+//!   only with the spec's `insecure`.
+//!
+//! Repository names (`@stable`, `alias:stable`) are refused with the reason: a git source
+//! has no `helm repo add` list to look them up in.
 //!
 //! The content id of a chart with `file://` dependencies covers their folders too, so a
 //! commit that changes only a dependency still yields a new artifact. Remote dependencies do
@@ -164,6 +169,8 @@ pub struct Place<'a> {
     pub commit: &'a str,
     /// Chart repositories the spec lists in `dependencyRepositories`.
     pub chart_repositories: &'a [String],
+    /// Talk plain HTTP to `oci://` registries (the spec's `insecure`).
+    pub plain_http_registries: bool,
 }
 
 /// Add to `files` (the folder `chart` at `place.commit`) the dependencies it lacks.
@@ -197,12 +204,7 @@ pub fn build(
                         lock.insert(locked(place.repository, place.commit, chart).map_err(invalid)?)
                     }
                 };
-                let downloaded = download(place, chart, &dependency, lock)?;
-                (
-                    downloaded.metadata.name,
-                    downloaded.metadata.version,
-                    downloaded.archive,
-                )
+                download(place, chart, &dependency, lock)?
             }
         };
         files.push(SourceFile {
@@ -275,13 +277,14 @@ fn repository_key(url: &str) -> &str {
     url.trim().trim_end_matches('/')
 }
 
-/// Download the dependency from its chart repository (see the module documentation).
+/// Download the dependency from its chart repository (see the module documentation):
+/// its name, version and archive.
 fn download(
     place: &Place<'_>,
     chart: &str,
     dependency: &Dependency,
     lock: &[Dependency],
-) -> Result<capstan_chart_repo::Downloaded, Error> {
+) -> Result<(String, String, Vec<u8>), Error> {
     let named = |what: String| {
         invalid(format!(
             "dependency `{}` ({}) is not in charts/: {what}",
@@ -301,14 +304,10 @@ fn download(
             "a git source has no `helm repo add` list to look repository names up in; write the repository's URL in Chart.yaml, or vendor the chart".to_owned(),
         ));
     }
-    if lower.starts_with("oci://") {
+    let oci = lower.starts_with("oci://");
+    if !(oci || lower.starts_with("https://") || lower.starts_with("http://")) {
         return Err(named(
-            "a git source does not fetch dependencies from OCI registries; vendor it (`helm dependency build`) or take the chart from an `oci` source".to_owned(),
-        ));
-    }
-    if !(lower.starts_with("https://") || lower.starts_with("http://")) {
-        return Err(named(
-            "only file://, https:// and http:// repositories are supported".to_owned(),
+            "only file://, https://, http:// and oci:// repositories are supported".to_owned(),
         ));
     }
     if !place
@@ -340,6 +339,9 @@ fn download(
         }
         None => dependency.version.trim(),
     };
+    if oci {
+        return pull(place, dependency, repository, wanted, pinned.is_some());
+    }
     let in_repository = |error: Error| Error {
         message: format!(
             "dependency `{}` from {}: {}",
@@ -373,7 +375,61 @@ fn download(
             dependency.name, entry.version, downloaded.metadata.name
         )));
     }
-    Ok(downloaded)
+    Ok((
+        downloaded.metadata.name,
+        downloaded.metadata.version,
+        downloaded.archive,
+    ))
+}
+
+/// Pull the dependency from the OCI registry `repository` (`oci://REGISTRY/PATH`, the chart
+/// at `PATH/<name>`) as `helm dependency build` does: `wanted` is the locked version (taken
+/// exactly) or the declared constraint; anonymous.
+fn pull(
+    place: &Place<'_>,
+    dependency: &Dependency,
+    repository: &str,
+    wanted: &str,
+    locked: bool,
+) -> Result<(String, String, Vec<u8>), Error> {
+    use capstan_oci_chart::{http::WasiHttp, pull, reference, registry::Client};
+    let url = format!("{}/{}", repository_key(repository), dependency.name);
+    let subject = reference::parse(&url).map_err(|message| {
+        invalid(format!(
+            "dependency `{}` ({repository}): {message}",
+            dependency.name
+        ))
+    })?;
+    let mut client = Client::new(
+        WasiHttp,
+        pull::Anonymous,
+        subject.clone(),
+        place.plain_http_registries,
+    )?;
+    let (version, digest) = pull::resolve_version(&mut client, &subject, wanted)?;
+    if locked && version != wanted {
+        return Err(Error::new(
+            ErrorCode::NotFound,
+            format!(
+                "dependency `{}`: the lock file pins version {wanted}, which {subject} no longer has",
+                dependency.name
+            ),
+        ));
+    }
+    let pulled = pull::pull_chart(&mut client, &subject, &digest, &version)?;
+    if pulled.config.name != dependency.name {
+        return Err(invalid(format!(
+            "dependency `{}`: {subject}@{digest} holds chart `{}`",
+            dependency.name, pulled.config.name
+        )));
+    }
+    capstan_helm::load::load_archive(&pulled.archive).map_err(|e| {
+        invalid(format!(
+            "dependency `{}`: {subject}@{digest} is not a valid chart archive: {e}",
+            dependency.name
+        ))
+    })?;
+    Ok((pulled.config.name, pulled.config.version, pulled.archive))
 }
 
 #[cfg(test)]

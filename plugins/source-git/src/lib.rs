@@ -38,8 +38,8 @@ const GIT_SCHEMA: &str = r#"{
     "ref": {"type": "string", "minLength": 1, "description": "Branch, tag or commit to follow (default master)"},
     "semver": {"type": "string", "minLength": 1, "description": "Follow the highest tag in this SemVer range instead of ref"},
     "path": {"type": "string", "description": "Chart folder inside the repository (default: the root)"},
-    "insecure": {"type": "boolean", "description": "Let the host send the credentials Secret to a plain http:// URL (refused otherwise)"},
-    "dependencyRepositories": {"type": "array", "items": {"type": "string", "pattern": "^[Hh][Tt][Tt][Pp][Ss]?://"}, "description": "Helm chart repositories (http(s) URLs, as in Chart.yaml) the chart's dependencies that are not in charts/ may be downloaded from, as after `helm repo add`; anonymous"}
+    "insecure": {"type": "boolean", "description": "Let the host send the credentials Secret to a plain http:// URL (refused otherwise), and reach oci:// dependency registries over plain HTTP"},
+    "dependencyRepositories": {"type": "array", "items": {"type": "string", "pattern": "^([Hh][Tt][Tt][Pp][Ss]?|oci)://"}, "description": "Helm chart repositories (https://, http:// or oci:// URLs, as in Chart.yaml) the chart's dependencies that are not in charts/ may be downloaded from, as after `helm repo add`; anonymous; an oci:// registry is reached over plain HTTP only with insecure: true"}
   },
   "not": {"required": ["ref", "semver"]},
   "additionalProperties": false
@@ -56,6 +56,8 @@ struct GitSpec {
     path: String,
     #[serde(default, rename = "dependencyRepositories")]
     dependency_repositories: Vec<String>,
+    #[serde(default)]
+    insecure: bool,
 }
 
 impl GitSpec {
@@ -94,6 +96,7 @@ impl Guest for GitChartSource {
             // Anonymous: the credentials Secret is the git remote's.
             .with_http(HttpAccess {
                 shared_document: Some("index.yaml".into()),
+                insecure_field: Some("/insecure".into()),
                 ..HttpAccess::to("/dependencyRepositories")
             }),
         ])
@@ -127,6 +130,7 @@ impl Guest for GitChartSource {
             repository: &repository,
             commit: &at.id,
             chart_repositories: &spec.dependency_repositories,
+            plain_http_registries: spec.insecure,
         };
         dependencies::build(&place, spec.path(), &mut files, 0).map_err(|e| Error {
             message: format!("chart at commit {}: {}", at.id, e.message),

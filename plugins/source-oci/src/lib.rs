@@ -7,7 +7,7 @@
 //! `username`, `password` and `token`, which it sends itself when a challenge asks for them
 //! (see [`registry`]).
 //!
-//! - `resolve` picks the tag as Helm does (see [`constraint`]): an exact version is looked
+//! - `resolve` picks the tag as Helm does (see [`constraint`](capstan_oci_chart::constraint)): an exact version is looked
 //!   up directly (`HEAD` of its tag, `+` written `_`); otherwise, or when that tag does not
 //!   exist, the tag list is read (following `Link` pagination) and the highest version
 //!   satisfying the constraint wins (empty: the highest stable version). The revision id is
@@ -19,15 +19,7 @@
 //!   the chart layer (both checked against their digests and sizes) and returns the archive
 //!   with the name and versions of the config blob (Chart.yaml as JSON).
 
-pub mod constraint;
-pub mod headers;
-pub mod http;
-pub mod manifest;
-pub mod reference;
-pub mod registry;
-
 use capstan_plugin_sdk::source::capstan::plugin::credentials;
-use capstan_plugin_sdk::source::capstan::plugin::log::{Level, log};
 use capstan_plugin_sdk::source::capstan::plugin::types::{
     ChartArtifact, ChartMetadata, Error, ErrorCode,
 };
@@ -35,9 +27,11 @@ use capstan_plugin_sdk::source::exports::capstan::plugin::source::{
     Guest, HttpAccess, PluginInfo, Revision, SourceKind, SourceRequest,
 };
 
-use constraint::SelectError;
-use reference::Reference;
-use registry::{Client, Secrets};
+use capstan_oci_chart::manifest;
+use capstan_oci_chart::pull::{chart_at, pull_chart, resolve_version};
+use capstan_oci_chart::reference::{self, Reference};
+use capstan_oci_chart::registry::{Client, Secrets};
+use capstan_oci_chart::{constraint, http};
 
 /// Name of the source kind.
 pub const KIND: &str = "oci";
@@ -124,86 +118,6 @@ fn client(source: &Source) -> Result<HostClient, Error> {
     )
 }
 
-/// Reads and checks the manifest `digest`, then its config blob.
-fn chart_at(
-    client: &mut HostClient,
-    digest: &str,
-) -> Result<(manifest::ChartManifest, manifest::ChartConfig), Error> {
-    let subject = client.subject();
-    let bytes = client.manifest(digest)?;
-    let chart = manifest::chart_manifest(&bytes)
-        .map_err(|e| Error::new(ErrorCode::InvalidInput, format!("{subject}@{digest}: {e}")))?;
-    let config_bytes = client.blob(&chart.config)?;
-    let config = manifest::chart_config(&config_bytes)
-        .map_err(|e| Error::new(ErrorCode::InvalidInput, format!("{subject}@{digest}: {e}")))?;
-    Ok((chart, config))
-}
-
-/// The message for a failed tag selection.
-fn select_error(source: &Source, error: SelectError) -> Error {
-    let subject = &source.reference;
-    match error {
-        SelectError::BadConstraint(e) => Error::new(
-            ErrorCode::InvalidInput,
-            format!(
-                "{subject}: `{}` is neither a listed version nor a valid constraint: {e}",
-                source.version
-            ),
-        ),
-        SelectError::NoMatch { available } => {
-            let wanted = if source.version.is_empty() {
-                "no stable version".to_owned()
-            } else {
-                format!("no version satisfying `{}`", source.version)
-            };
-            let listed = if available.is_empty() {
-                "the repository has no SemVer tags".to_owned()
-            } else {
-                format!("highest versions listed: {}", available.join(", "))
-            };
-            Error::new(
-                ErrorCode::NotFound,
-                format!("{subject}: {wanted} ({listed})"),
-            )
-        }
-    }
-}
-
-/// The tag and version `source.version` selects, and the manifest digest of that tag.
-fn resolve_version(client: &mut HostClient, source: &Source) -> Result<(String, String), Error> {
-    // An exact version: its tag directly (what Helm's exact match finds), when it exists.
-    if let Ok(version) = semver::Version::parse(&source.version) {
-        let tag = constraint::tag_for_version(&source.version);
-        if let Some(digest) = client.resolve_tag(&tag)? {
-            return Ok((version.to_string(), digest));
-        }
-    }
-    let tags = client.tags()?;
-    let selected =
-        constraint::select(&tags, &source.version).map_err(|e| select_error(source, e))?;
-    let digest = client.resolve_tag(&selected.tag)?.ok_or_else(|| {
-        Error::new(
-            ErrorCode::NotFound,
-            format!(
-                "{}: tag {} is listed but its manifest is not found",
-                source.reference, selected.tag
-            ),
-        )
-    })?;
-    log(
-        Level::Debug,
-        &format!(
-            "{}: `{}` selects {} (tag {}) of {} tags",
-            source.reference,
-            source.version,
-            selected.version,
-            selected.tag,
-            tags.len()
-        ),
-    );
-    Ok((selected.version.to_string(), digest))
-}
-
 struct OciSource;
 
 impl Guest for OciSource {
@@ -234,7 +148,7 @@ impl Guest for OciSource {
                 content_id: digest.clone(),
             });
         }
-        let (version, digest) = resolve_version(&mut client, &source)?;
+        let (version, digest) = resolve_version(&mut client, &source.reference, &source.version)?;
         if let Some(pinned) = &source.digest
             && *pinned != digest
         {
@@ -256,15 +170,6 @@ impl Guest for OciSource {
     fn fetch(request: SourceRequest, at: Revision) -> Result<ChartArtifact, Error> {
         let source = source(&request)?;
         let digest = at.content_id.trim();
-        if !digest.starts_with("sha256:") || manifest::parse_digest(digest).is_err() {
-            return Err(Error::new(
-                ErrorCode::InvalidInput,
-                format!(
-                    "{}: revision content id `{digest}` is not a manifest digest (sha256:…)",
-                    source.reference
-                ),
-            ));
-        }
         if let Some(pinned) = &source.digest
             && pinned != digest
         {
@@ -277,65 +182,15 @@ impl Guest for OciSource {
             ));
         }
         let mut client = client(&source)?;
-        let (chart, config) = chart_at(&mut client, digest)?;
-        if chart.legacy_layer {
-            log(
-                Level::Warn,
-                &format!(
-                    "{}@{digest}: chart media type {} is deprecated (pushed by Helm before 3.7)",
-                    source.reference,
-                    manifest::LEGACY_CHART_LAYER_MEDIA_TYPE
-                ),
-            );
-        }
-        let archive = client.blob(&chart.chart)?;
-        if !archive.starts_with(&[0x1f, 0x8b]) {
-            return Err(Error::new(
-                ErrorCode::InvalidInput,
-                format!(
-                    "{}@{digest}: the chart layer is not a gzip archive",
-                    source.reference
-                ),
-            ));
-        }
         let wanted_version = at.id.split_once('@').map_or(at.id.as_str(), |(v, _)| v);
-        if !wanted_version.is_empty() && wanted_version != config.version {
-            log(
-                Level::Warn,
-                &format!(
-                    "{}@{digest}: the chart says version {}, the revision {}",
-                    source.reference, config.version, at.id
-                ),
-            );
-        }
-        if config.name != source.reference.chart() {
-            log(
-                Level::Warn,
-                &format!(
-                    "{}@{digest}: the chart is named `{}`, not `{}` as the URL's last segment",
-                    source.reference,
-                    config.name,
-                    source.reference.chart()
-                ),
-            );
-        }
-        log(
-            Level::Debug,
-            &format!(
-                "fetched {}@{digest}: {} {} ({} bytes)",
-                source.reference,
-                config.name,
-                config.version,
-                archive.len()
-            ),
-        );
+        let pulled = pull_chart(&mut client, &source.reference, digest, wanted_version)?;
         Ok(ChartArtifact {
-            digest: manifest::sha256_digest(&archive),
-            archive,
+            digest: manifest::sha256_digest(&pulled.archive),
+            archive: pulled.archive,
             metadata: ChartMetadata {
-                name: config.name,
-                version: config.version,
-                app_version: config.app_version,
+                name: pulled.config.name,
+                version: pulled.config.version,
+                app_version: pulled.config.app_version,
             },
         })
     }
@@ -422,9 +277,10 @@ mod tests {
             r#"{"url":"oci://r.example/charts/hello","version":">=2"}"#,
         ))
         .unwrap();
-        let e = select_error(
-            &s,
-            SelectError::NoMatch {
+        let e = capstan_oci_chart::pull::select_error(
+            &s.reference,
+            &s.version,
+            capstan_oci_chart::constraint::SelectError::NoMatch {
                 available: vec!["1.0.0".into(), "0.1.0".into()],
             },
         );
