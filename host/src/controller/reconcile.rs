@@ -340,6 +340,25 @@ async fn apply_inner(hr: &HelmRelease, ctx: &Context) -> Result<Next, ReconcileE
     sync_release(hr, ctx, writer, observed, drift_only).await
 }
 
+/// Stall on something the spec gets wrong (`reason`, `message`); the Warning Event is
+/// published only when the stall is new or says something else, not on every reconcile.
+async fn stall_on_spec(
+    ctx: &Context,
+    hr: &HelmRelease,
+    writer: &mut StatusWriter<'_>,
+    reason: &str,
+    message: &str,
+) {
+    let repeated = writer
+        .status
+        .condition("Stalled")
+        .is_some_and(|c| c.status == "True" && c.message == message);
+    if !repeated {
+        publish(ctx, hr, EventType::Warning, reason, message.to_owned()).await;
+    }
+    writer.stalled(reason, message);
+}
+
 /// What a reconcile knows before it decides: the gates a release must pass (suspend,
 /// tenancy, dependsOn, the chart artifact, values, backend, target cluster, ownership,
 /// identity), each setting its conditions and stopping the reconcile with what to do next,
@@ -392,22 +411,7 @@ async fn observe(
     // Tenancy: nothing is read for a release pointing into another namespace.
     if let Err(refused) = super::refs::check(hr, ctx.options.allow_cross_namespace_refs) {
         let message = refused.to_string();
-        if writer
-            .status
-            .condition("Stalled")
-            .map(|c| c.message.as_str())
-            != Some(&message)
-        {
-            publish(
-                ctx,
-                hr,
-                EventType::Warning,
-                "CrossNamespaceRef",
-                message.clone(),
-            )
-            .await;
-        }
-        writer.stalled("CrossNamespaceRef", &message);
+        stall_on_spec(ctx, hr, writer, "CrossNamespaceRef", &message).await;
         return Err(Next::AwaitChange);
     }
 
@@ -422,22 +426,7 @@ async fn observe(
             return Err(Next::Requeue(ctx.options.resync));
         }
         super::dependencies::Verdict::Cycle(message) => {
-            if writer
-                .status
-                .condition("Stalled")
-                .map(|c| c.message.as_str())
-                != Some(&message)
-            {
-                publish(
-                    ctx,
-                    hr,
-                    EventType::Warning,
-                    "DependencyCycle",
-                    message.clone(),
-                )
-                .await;
-            }
-            writer.stalled("DependencyCycle", &message);
+            stall_on_spec(ctx, hr, writer, "DependencyCycle", &message).await;
             return Err(Next::AwaitChange);
         }
     }
@@ -543,22 +532,7 @@ async fn observe(
     // Options the backend cannot serve are refused by name whatever the release's state
     // (enabling tests on a release in line included), before anything runs.
     if let Some(message) = release_context_refusal(hr, &release, &backend) {
-        if writer
-            .status
-            .condition("Stalled")
-            .map(|c| c.message.as_str())
-            != Some(&message)
-        {
-            publish(
-                ctx,
-                hr,
-                EventType::Warning,
-                "BackendUnsupported",
-                message.clone(),
-            )
-            .await;
-        }
-        writer.stalled("BackendUnsupported", &message);
+        stall_on_spec(ctx, hr, writer, "BackendUnsupported", &message).await;
         return Err(Next::Requeue(ctx.options.resync));
     }
     // The target cluster: the operator's own, or the one of `spec.kubeConfig`.
@@ -651,8 +625,7 @@ async fn sync_release(
     let post_render = match post_render_grant(ctx, hr, &observed.backend) {
         Ok(grant) => grant,
         Err(message) => {
-            writer.stalled("PostRenderError", &message);
-            publish(ctx, hr, EventType::Warning, "PostRenderError", message).await;
+            stall_on_spec(ctx, hr, &mut writer, "PostRenderError", &message).await;
             return finish(writer, Next::Requeue(ctx.options.resync)).await;
         }
     };
