@@ -33,6 +33,21 @@ pub struct Grants {
     pub release_context: Option<release_context::ReleaseContextGrant>,
 }
 
+impl Grants {
+    /// Grant `release-context` (adding to what the call already has) as `change` sets it;
+    /// returns a handle sharing its reports (tests run, drifted objects) for reading after
+    /// the call.
+    pub fn extend_release_context(
+        &mut self,
+        change: impl FnOnce(&mut release_context::ReleaseContextGrant),
+    ) -> release_context::ReleaseContextGrant {
+        let mut context = self.release_context.take().unwrap_or_default();
+        change(&mut context);
+        self.release_context = Some(context.clone());
+        context
+    }
+}
+
 /// An error value for a plugin.
 pub(crate) fn error(code: ErrorCode, message: impl Into<String>) -> Error {
     let retryable = matches!(code, ErrorCode::Unavailable | ErrorCode::Timeout);

@@ -711,9 +711,7 @@ async fn check_drift(
         writer.status.remove_condition("TestSuccess");
     }
     let (request, _) = sync_request(hr, &writer.status, &mut observed, chart);
-    let mut context = grants.release_context.take().unwrap_or_default();
-    context.drift = Some(check);
-    grants.release_context = Some(context.clone());
+    let context = grants.extend_release_context(|context| context.drift = Some(check));
     let outcome = observed.backend.sync(&request, grants).await;
     let drifted = context.drifted.take();
     report_drift(ctx, hr, writer, outcome.map(|_| drifted), observed.started).await
@@ -750,14 +748,14 @@ async fn install_or_upgrade(
     let (request, options_digest) = sync_request(hr, &writer.status, &mut observed, chart);
     let tests = match hr.spec.test.as_ref().filter(|t| t.enable) {
         Some(test) => {
-            let mut context = grants.release_context.take().unwrap_or_default();
-            context.test_timeout_seconds = Some(
-                test.timeout
-                    .and_then(|t| u32::try_from(t).ok())
-                    .unwrap_or_else(|| timeout_seconds(hr)),
-            );
-            grants.release_context = Some(context.clone());
-            Some(context)
+            let timeout = test
+                .timeout
+                .and_then(|t| u32::try_from(t).ok())
+                .unwrap_or_else(|| timeout_seconds(hr));
+            Some(
+                grants
+                    .extend_release_context(|context| context.test_timeout_seconds = Some(timeout)),
+            )
         }
         None => {
             writer.status.remove_condition("TestSuccess");

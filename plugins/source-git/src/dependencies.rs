@@ -66,9 +66,17 @@ fn declared(repository: &Repository, commit: &str, chart: &str) -> Result<Vec<De
     Ok(all)
 }
 
-/// The versions `chart`'s lock file (`Chart.lock`, or `requirements.lock` for v1 charts)
-/// pins, if it has one.
-fn locked(repository: &Repository, commit: &str, chart: &str) -> Result<Vec<Dependency>, String> {
+/// A chart's lock file: where it is and the versions it pins.
+#[derive(Default)]
+struct Lock {
+    /// `chart/Chart.lock` or `chart/requirements.lock`.
+    path: String,
+    pinned: Vec<Dependency>,
+}
+
+/// The lock file of `chart` (`Chart.lock`, or `requirements.lock` for v1 charts), empty
+/// when it has none.
+fn locked(repository: &Repository, commit: &str, chart: &str) -> Result<Lock, String> {
     for file in ["Chart.lock", "requirements.lock"] {
         let path = join(chart, file);
         let Some(bytes) = repository.read_file(commit, &path).map_err(|e| e.message)? else {
@@ -76,9 +84,12 @@ fn locked(repository: &Repository, commit: &str, chart: &str) -> Result<Vec<Depe
         };
         let parsed: Declared =
             serde_yaml_ng::from_slice(&bytes).map_err(|e| format!("{path}: {e}"))?;
-        return Ok(parsed.dependencies);
+        return Ok(Lock {
+            path,
+            pinned: parsed.dependencies,
+        });
     }
-    Ok(Vec::new())
+    Ok(Lock::default())
 }
 
 fn join(folder: &str, path: &str) -> String {
@@ -204,7 +215,7 @@ pub fn build(
                         lock.insert(locked(place.repository, place.commit, chart).map_err(invalid)?)
                     }
                 };
-                download(place, chart, &dependency, lock)?
+                download(place, &dependency, lock)?
             }
         };
         files.push(SourceFile {
@@ -277,14 +288,27 @@ fn repository_key(url: &str) -> &str {
     url.trim().trim_end_matches('/')
 }
 
-/// Download the dependency from its chart repository (see the module documentation):
-/// its name, version and archive.
-fn download(
-    place: &Place<'_>,
-    chart: &str,
-    dependency: &Dependency,
-    lock: &[Dependency],
-) -> Result<(String, String, Vec<u8>), Error> {
+/// Where and what to download for a dependency that `charts/` lacks.
+#[derive(Debug, PartialEq, Eq)]
+struct Planned<'a> {
+    /// The repository URL as `Chart.yaml` writes it, trimmed.
+    repository: &'a str,
+    /// An `oci://` registry rather than a chart repository with an `index.yaml`.
+    oci: bool,
+    /// The locked version (taken exactly) or the declared constraint.
+    wanted: &'a str,
+    /// `wanted` comes from the lock file.
+    locked: bool,
+}
+
+/// Check a dependency's repository against what a git source can reach — a URL (not a
+/// `helm repo add` name) of a supported scheme that the spec lists — and choose its version
+/// from the lock file or the constraint; the errors name the dependency and what to change.
+fn plan<'a>(
+    dependency: &'a Dependency,
+    listed: &[String],
+    lock: &'a Lock,
+) -> Result<Planned<'a>, Error> {
     let named = |what: String| {
         invalid(format!(
             "dependency `{}` ({}) is not in charts/: {what}",
@@ -310,8 +334,7 @@ fn download(
             "only file://, https://, http:// and oci:// repositories are supported".to_owned(),
         ));
     }
-    if !place
-        .chart_repositories
+    if !listed
         .iter()
         .any(|listed| repository_key(listed) == repository_key(repository))
     {
@@ -320,7 +343,7 @@ fn download(
             repository_key(repository)
         )));
     }
-    let pinned = lock.iter().find(|entry| {
+    let pinned = lock.pinned.iter().find(|entry| {
         entry.name == dependency.name
             && repository_key(&entry.repository) == repository_key(repository)
     });
@@ -329,18 +352,42 @@ fn download(
             if !satisfies(dependency, &entry.version)? {
                 return Err(invalid(format!(
                     "{}: pins `{}` at {}, which does not satisfy `{}` in Chart.yaml: the lock file is out of date (`helm dependency update`)",
-                    join(chart, "Chart.lock"),
-                    dependency.name,
-                    entry.version,
-                    dependency.version
+                    lock.path, dependency.name, entry.version, dependency.version
                 )));
             }
             entry.version.trim()
         }
         None => dependency.version.trim(),
     };
+    Ok(Planned {
+        repository,
+        oci,
+        wanted,
+        locked: pinned.is_some(),
+    })
+}
+
+/// Download the dependency from its chart repository (see the module documentation):
+/// its name, version and archive.
+fn download(
+    place: &Place<'_>,
+    dependency: &Dependency,
+    lock: &Lock,
+) -> Result<(String, String, Vec<u8>), Error> {
+    let named = |what: String| {
+        invalid(format!(
+            "dependency `{}` ({}) is not in charts/: {what}",
+            dependency.name, dependency.repository
+        ))
+    };
+    let Planned {
+        repository,
+        oci,
+        wanted,
+        locked,
+    } = plan(dependency, place.chart_repositories, lock)?;
     if oci {
-        return pull(place, dependency, repository, wanted, pinned.is_some());
+        return pull(place, dependency, repository, wanted, locked);
     }
     let in_repository = |error: Error| Error {
         message: format!(
@@ -353,9 +400,9 @@ fn download(
     };
     let (url, versions) =
         capstan_chart_repo::read_index(repository, &dependency.name).map_err(in_repository)?;
-    let entry = match pinned {
-        // A pinned version is taken exactly, as `helm dependency build` does.
-        Some(_) => versions.iter().find(|v| v.version == wanted).ok_or_else(|| {
+    // A pinned version is taken exactly, as `helm dependency build` does.
+    let entry = if locked {
+        versions.iter().find(|v| v.version == wanted).ok_or_else(|| {
             Error::new(
                 ErrorCode::NotFound,
                 format!(
@@ -364,9 +411,10 @@ fn download(
                     repository_key(repository)
                 ),
             )
-        })?,
-        None => capstan_chart_repo::index::select(&dependency.name, &versions, wanted)
-            .map_err(|e| in_repository(capstan_chart_repo::index_error(e)))?,
+        })?
+    } else {
+        capstan_chart_repo::index::select(&dependency.name, &versions, wanted)
+            .map_err(|e| in_repository(capstan_chart_repo::index_error(e)))?
     };
     let downloaded = capstan_chart_repo::download(&url, entry).map_err(in_repository)?;
     if downloaded.metadata.name != dependency.name {
@@ -463,6 +511,85 @@ mod tests {
                 .contains("leaves the repository")
         );
         assert_eq!(folder("app", "https://charts.example.com"), None);
+    }
+
+    fn remote(repository: &str, version: &str) -> Dependency {
+        Dependency {
+            name: "redis".into(),
+            version: version.into(),
+            repository: repository.into(),
+        }
+    }
+
+    #[test]
+    fn remote_repositories_are_refused_unless_a_listed_url_of_a_known_scheme() {
+        let listed = vec![
+            "https://charts.example.com/".to_owned(),
+            "oci://registry.example.com/charts".to_owned(),
+        ];
+        let none = Lock::default();
+        let refused = |repository: &str| {
+            plan(&remote(repository, "^1"), &listed, &none)
+                .unwrap_err()
+                .message
+        };
+        assert_eq!(
+            refused(" "),
+            "dependency `redis` names no repository and is not in charts/"
+        );
+        for name in ["@stable", "alias:stable"] {
+            assert!(
+                refused(name).contains("no `helm repo add` list"),
+                "{}",
+                refused(name)
+            );
+        }
+        assert!(refused("ftp://charts.example.com").contains("only file://, https://"));
+        assert!(
+            refused("https://other.example.com").contains(
+                "the source does not list https://other.example.com in `dependencyRepositories`"
+            ),
+            "{}",
+            refused("https://other.example.com")
+        );
+        // Trailing `/` and surrounding space do not matter; the scheme decides the client.
+        let dependency = remote(" https://charts.example.com ", "^1");
+        let planned = plan(&dependency, &listed, &none).unwrap();
+        assert_eq!(
+            planned,
+            Planned {
+                repository: "https://charts.example.com",
+                oci: false,
+                wanted: "^1",
+                locked: false
+            }
+        );
+        let dependency = remote("oci://registry.example.com/charts/", "");
+        assert!(plan(&dependency, &listed, &none).unwrap().oci);
+    }
+
+    #[test]
+    fn a_lock_pins_the_version_and_must_satisfy_the_constraint() {
+        let listed = vec!["https://charts.example.com".to_owned()];
+        let lock = Lock {
+            path: "app/requirements.lock".into(),
+            pinned: vec![remote("https://charts.example.com/", "1.4.2")],
+        };
+        let dependency = remote("https://charts.example.com", "^1.0.0");
+        let planned = plan(&dependency, &listed, &lock).unwrap();
+        assert_eq!((planned.wanted, planned.locked), ("1.4.2", true));
+        // Another repository's pin does not apply.
+        let elsewhere = Lock {
+            pinned: vec![remote("https://mirror.example.com", "1.4.2")],
+            ..Lock::default()
+        };
+        let planned = plan(&dependency, &listed, &elsewhere).unwrap();
+        assert_eq!((planned.wanted, planned.locked), ("^1.0.0", false));
+        let stale = remote("https://charts.example.com", "~2.0.0");
+        assert_eq!(
+            plan(&stale, &listed, &lock).unwrap_err().message,
+            "app/requirements.lock: pins `redis` at 1.4.2, which does not satisfy `~2.0.0` in Chart.yaml: the lock file is out of date (`helm dependency update`)"
+        );
     }
 
     #[test]
