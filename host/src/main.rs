@@ -466,7 +466,11 @@ fn load_plugin(
                 .map(std::path::Path::to_path_buf)
         })
         .context("no cache folder: pass --cache-dir")?;
-    let mut runtime = PluginRuntime::new(cache.join("components"), None)?;
+    let mut runtime = PluginRuntime::with_call_slots(
+        cache.join("components"),
+        None,
+        plugins::COMMAND_CALL_SLOTS,
+    )?;
     runtime.load(entry)?;
     Ok(runtime)
 }
@@ -586,7 +590,8 @@ fn compile_plugins(config_path: &std::path::Path) -> anyhow::Result<()> {
         .cache_dir
         .clone()
         .unwrap_or_else(CompiledCache::default_dir);
-    let mut runtime = PluginRuntime::new(&cache_dir, None)?;
+    let mut runtime =
+        PluginRuntime::with_call_slots(&cache_dir, None, plugins::COMMAND_CALL_SLOTS)?;
     let report = runtime.load_all(&config.plugins);
     let mut uncached = 0;
     for plugin in &report.loaded {
@@ -655,7 +660,7 @@ async fn inspect_plugin(file: &std::path::Path) -> anyhow::Result<()> {
         );
         return print_declared_kinds(file).await;
     }
-    let engine = plugins::engine()?;
+    let engine = plugins::engine_for(plugins::COMMAND_CALL_SLOTS)?;
     let description = plugins::describe_file(&engine, file)?;
     let worlds = description.capstan_worlds();
     if worlds.is_empty() {
@@ -692,7 +697,11 @@ async fn inspect_plugin(file: &std::path::Path) -> anyhow::Result<()> {
 /// Load a source component in a scratch runtime and print what its `describe` declares.
 async fn print_declared_kinds(file: &std::path::Path) -> anyhow::Result<()> {
     let scratch = tempfile_dir()?;
-    let mut runtime = PluginRuntime::new(scratch.join("components"), None)?;
+    let mut runtime = PluginRuntime::with_call_slots(
+        scratch.join("components"),
+        None,
+        plugins::COMMAND_CALL_SLOTS,
+    )?;
     let entry = capstan::config::PluginConfig {
         name: file
             .file_stem()
@@ -807,7 +816,11 @@ async fn run_plugin(
 
     let spec: serde_json::Value = serde_json::from_str(spec).context("--spec is not JSON")?;
     let scratch = tempfile_dir()?;
-    let mut runtime = PluginRuntime::new(scratch.join("components"), None)?;
+    let mut runtime = PluginRuntime::with_call_slots(
+        scratch.join("components"),
+        None,
+        plugins::COMMAND_CALL_SLOTS,
+    )?;
     // A command the user runs on their own machine, with their own network rights.
     runtime.set_egress(Arc::new(
         capstan::capabilities::egress::EgressPolicy::unrestricted(),
@@ -950,7 +963,11 @@ async fn source(args: SourceArgs, output: Option<PathBuf>) -> anyhow::Result<()>
                 .map(std::path::Path::to_path_buf)
         })
         .context("no cache folder: pass --cache-dir")?;
-    let mut runtime = PluginRuntime::new(cache.join("components"), None)?;
+    let mut runtime = PluginRuntime::with_call_slots(
+        cache.join("components"),
+        None,
+        plugins::COMMAND_CALL_SLOTS,
+    )?;
     runtime.set_egress(Arc::new(
         config.sources.egress.policy().map_err(anyhow::Error::msg)?,
     ));

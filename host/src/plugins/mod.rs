@@ -41,6 +41,10 @@ use crate::telemetry::PluginMetrics;
 /// pooling allocator below, which preallocates this many instance slots.
 pub const MAX_CONCURRENT_CALLS: u32 = 256;
 
+/// Calls in flight a one-shot command (`template`, `release`, `source fetch`, ...) allows:
+/// a call and the few nested ones it may start (post-renderers, `compat-helm`).
+pub const COMMAND_CALL_SLOTS: u32 = 8;
+
 /// Default of the memory all plugin calls in flight may hold together, in MiB.
 pub const DEFAULT_MEMORY_BUDGET_MIB: usize = 2048;
 
@@ -235,16 +239,42 @@ pub struct PluginRuntime {
     egress: Arc<crate::capabilities::egress::EgressPolicy>,
 }
 
+/// The first 8 bytes of the file at `path` (fewer if it is shorter): enough to tell a
+/// component from a core module or anything else.
+fn file_header(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut header = Vec::with_capacity(8);
+    std::fs::File::open(path)?
+        .take(8)
+        .read_to_end(&mut header)?;
+    Ok(header)
+}
+
 /// Build the engine used for plugins: Cranelift, component model, epoch interruption.
 /// Bytes of each pooled memory, table and async stack reset with `memset` and kept resident
 /// when a call ends, instead of given back to the kernel and faulted in again by the next.
 const KEEP_RESIDENT: usize = 1 << 20;
 
 pub fn engine() -> Result<Engine, RuntimeError> {
+    engine_for(MAX_CONCURRENT_CALLS)
+}
+
+/// [`engine`] with room for `call_slots` calls in flight: the operator takes
+/// [`MAX_CONCURRENT_CALLS`]; a command that makes one call at a time takes
+/// [`COMMAND_CALL_SLOTS`] (setting up and tearing down 256 slots' stacks and reservations
+/// was a tenth of a `capstan template` run of a small chart). Compiled code does not depend
+/// on it, so both share the compiled cache.
+pub fn engine_for(call_slots: u32) -> Result<Engine, RuntimeError> {
     let mut config = EngineConfig::new();
     config.wasm_component_model(true);
     config.epoch_interruption(true);
     config.cranelift_opt_level(wasmtime::OptLevel::Speed);
+    // For profiling plugins with `perf`: `CAPSTAN_WASM_PROFILER=perfmap` writes
+    // /tmp/perf-PID.map naming the compiled functions (build the plugin unstripped to get
+    // its own names, docs/plugins.md).
+    if std::env::var_os("CAPSTAN_WASM_PROFILER").is_some_and(|v| v == "perfmap") {
+        config.profiler(wasmtime::ProfilingStrategy::PerfMap);
+    }
     // Pooling reuses instance slots, memories and async stacks between calls: measured
     // 51 µs -> 36 µs for a fresh instance plus a trivial call (benches/plugin_call.rs).
     // Keeping the first MiB of each slot resident and resetting it with the kernel's
@@ -253,11 +283,11 @@ pub fn engine() -> Result<Engine, RuntimeError> {
     // fresh backend instance and `status`, in one run on the same machine.
     let mut pooling = wasmtime::PoolingAllocationConfig::default();
     pooling
-        .total_component_instances(MAX_CONCURRENT_CALLS)
-        .total_core_instances(MAX_CONCURRENT_CALLS * 8)
-        .total_memories(MAX_CONCURRENT_CALLS * 2)
-        .total_tables(MAX_CONCURRENT_CALLS * 4)
-        .total_stacks(MAX_CONCURRENT_CALLS)
+        .total_component_instances(call_slots)
+        .total_core_instances(call_slots * 8)
+        .total_memories(call_slots * 2)
+        .total_tables(call_slots * 4)
+        .total_stacks(call_slots)
         .linear_memory_keep_resident(KEEP_RESIDENT)
         .table_keep_resident(KEEP_RESIDENT)
         .async_stack_keep_resident(KEEP_RESIDENT)
@@ -329,12 +359,22 @@ fn linker(engine: &Engine) -> Result<Linker<CallState>, RuntimeError> {
 }
 
 impl PluginRuntime {
-    /// A runtime with no plugins, caching compiled components in `cache_dir`.
+    /// A runtime with no plugins, caching compiled components in `cache_dir`, for up to
+    /// [`MAX_CONCURRENT_CALLS`] calls at once.
     pub fn new(
         cache_dir: impl Into<PathBuf>,
         metrics: Option<Arc<PluginMetrics>>,
     ) -> Result<Self, RuntimeError> {
-        let engine = engine()?;
+        Self::with_call_slots(cache_dir, metrics, MAX_CONCURRENT_CALLS)
+    }
+
+    /// [`PluginRuntime::new`] for up to `call_slots` calls at once (further calls wait).
+    pub fn with_call_slots(
+        cache_dir: impl Into<PathBuf>,
+        metrics: Option<Arc<PluginMetrics>>,
+        call_slots: u32,
+    ) -> Result<Self, RuntimeError> {
+        let engine = engine_for(call_slots)?;
         start_epoch_ticker(&engine)?;
         let linker = linker(&engine)?;
         let extism_linker = helm4::linker(&engine).map_err(|e| RuntimeError(format!("{e:#}")))?;
@@ -345,7 +385,7 @@ impl PluginRuntime {
             cache: CompiledCache::new(cache_dir),
             plugins: BTreeMap::new(),
             metrics,
-            call_slots: Arc::new(Semaphore::new(MAX_CONCURRENT_CALLS as usize)),
+            call_slots: Arc::new(Semaphore::new(call_slots as usize)),
             memory_budget: call::MemoryBudget::new(DEFAULT_MEMORY_BUDGET_MIB << 20),
             egress: Arc::new(crate::capabilities::egress::EgressPolicy::public_only()),
         })
@@ -415,16 +455,14 @@ impl PluginRuntime {
             config.world.export_interface(),
             inspect::CURRENT_VERSIONS
         );
-        let stamp_before = cache::FileStamp::of(&path);
-        let bytes = std::fs::read(&path).map_err(|cause| LoadError::Read {
+        let read_failed = |cause| LoadError::Read {
             name: name.clone(),
             path: path.clone(),
             cause,
-        })?;
-        // The file is known unchanged over the read only if its stamp is the same after it.
-        let stamp =
-            stamp_before.filter(|before| cache::FileStamp::of(&path).as_ref() == Some(before));
-        let found = inspect::binary_kind(&bytes).not_a_component();
+        };
+        let stamp_before = cache::FileStamp::of(&path);
+        let found =
+            inspect::binary_kind(&file_header(&path).map_err(read_failed)?).not_a_component();
         if let Some(found) = found {
             return Err(LoadError::NotComponent {
                 name,
@@ -433,14 +471,35 @@ impl PluginRuntime {
                 expected,
             });
         }
-        let (component, cache) = self
-            .cache
-            .load_stamped(&self.engine, &bytes, stamp.as_ref())
-            .map_err(|e| LoadError::Compile {
-                name: name.clone(),
-                path: path.clone(),
-                message: e.to_string(),
-            })?;
+        let remembered = stamp_before
+            .as_ref()
+            .and_then(|stamp| self.cache.load_remembered(&self.engine, stamp));
+        let (component, cache) = match remembered {
+            Some(component) => (component, CacheOutcome::Hit),
+            None => {
+                let bytes = std::fs::read(&path).map_err(read_failed)?;
+                if let Some(found) = inspect::binary_kind(&bytes).not_a_component() {
+                    // Replaced since the header was read.
+                    return Err(LoadError::NotComponent {
+                        name,
+                        path,
+                        found,
+                        expected,
+                    });
+                }
+                // The file is known unchanged over the read only if its stamp is the same
+                // after it.
+                let stamp = stamp_before
+                    .filter(|before| cache::FileStamp::of(&path).as_ref() == Some(before));
+                self.cache
+                    .load_stamped(&self.engine, &bytes, stamp.as_ref())
+                    .map_err(|e| LoadError::Compile {
+                        name: name.clone(),
+                        path: path.clone(),
+                        message: e.to_string(),
+                    })?
+            }
+        };
         let description = ComponentDescription::of(&self.engine, &component);
         let wit_version = inspect::check_world(&description, config.world).map_err(|mismatch| {
             LoadError::WrongWorld {

@@ -9,7 +9,8 @@
 /// One parsed rule.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Rule {
-    pattern: String,
+    /// The glob's characters, checked well formed when parsed.
+    pattern: Vec<char>,
     negate: bool,
     folders_only: bool,
     whole_path: bool,
@@ -44,19 +45,23 @@ impl Rules {
                 rule = &rule[..rule.len() - 1];
             }
             let anchored = rule.starts_with('/');
-            let pattern = rule.trim_start_matches('/').to_owned();
-            if let Err(message) = glob_match(&pattern, "") {
-                return Err(format!(".helmignore line {}: {message}", number + 1));
+            let pattern: Vec<char> = rule.trim_start_matches('/').chars().collect();
+            if let Err(message) = matches_from(&pattern, &[], Checks::Syntax) {
+                return Err(format!(
+                    ".helmignore line {}: bad pattern `{}`: {message}",
+                    number + 1,
+                    rule.trim_start_matches('/')
+                ));
             }
             rules.push(Rule {
-                whole_path: anchored || pattern.contains('/'),
+                whole_path: anchored || pattern.contains(&'/'),
                 pattern,
                 negate,
                 folders_only,
             });
         }
         rules.push(Rule {
-            pattern: "templates/.?*".into(),
+            pattern: "templates/.?*".chars().collect(),
             negate: false,
             folders_only: false,
             whole_path: true,
@@ -69,10 +74,16 @@ impl Rules {
         if matches!(path, "" | "." | "./") {
             return false;
         }
-        let base = go_base(path);
+        let path_chars: Vec<char> = path.chars().collect();
+        let base_chars: Vec<char> = go_base(path).chars().collect();
         for rule in &self.0 {
-            let subject = if rule.whole_path { path } else { base };
-            let matched = || glob_match(&rule.pattern, subject).unwrap_or(false);
+            let subject = if rule.whole_path {
+                &path_chars
+            } else {
+                &base_chars
+            };
+            // Patterns were checked when parsed: matching cannot fail.
+            let matched = || matches_from(&rule.pattern, subject, Checks::None).unwrap_or(false);
             if rule.negate {
                 if (rule.folders_only && !is_folder) || !matched() {
                     return true;
@@ -88,10 +99,33 @@ impl Rules {
 
     /// Whether a file is excluded, by itself or because a folder above it is.
     pub fn excludes_file(&self, path: &str) -> bool {
+        self.excludes_file_noting(path, &mut std::collections::HashMap::new())
+    }
+
+    /// The files of `paths` that are kept, in order. Each folder is judged once, not once
+    /// per file below it (a chart with vendored subcharts has thousands of files in a few
+    /// dozen folders).
+    pub fn kept<'p, T>(&self, items: &'p [T], path: impl Fn(&T) -> &str) -> Vec<&'p T> {
+        let mut folders = std::collections::HashMap::new();
+        items
+            .iter()
+            .filter(|item| !self.excludes_file_noting(path(item), &mut folders))
+            .collect()
+    }
+
+    fn excludes_file_noting<'p>(
+        &self,
+        path: &'p str,
+        folders: &mut std::collections::HashMap<&'p str, bool>,
+    ) -> bool {
         let mut end = 0;
         while let Some(slash) = path[end..].find('/') {
             end += slash;
-            if self.ignores(&path[..end], true) {
+            let folder = &path[..end];
+            let ignored = *folders
+                .entry(folder)
+                .or_insert_with(|| self.ignores(folder, true));
+            if ignored {
                 return true;
             }
             end += 1;
@@ -114,53 +148,63 @@ fn go_base(path: &str) -> &str {
 pub fn glob_match(pattern: &str, name: &str) -> Result<bool, String> {
     let p: Vec<char> = pattern.chars().collect();
     let n: Vec<char> = name.chars().collect();
-    matches_from(&p, &n).map_err(|e| format!("bad pattern `{pattern}`: {e}"))
+    matches_from(&p, &n, Checks::Syntax).map_err(|e| format!("bad pattern `{pattern}`: {e}"))
 }
 
-fn matches_from(p: &[char], n: &[char]) -> Result<bool, &'static str> {
+/// Whether a mismatch still reads the rest of the pattern to report a malformed one (as
+/// Go does, even when an earlier character already failed to match), or returns at once
+/// (the pattern was checked before: re-reading it on every mismatch made `.helmignore`
+/// matching quadratic, a tenth of packing a large chart).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Checks {
+    Syntax,
+    None,
+}
+
+fn matches_from(p: &[char], n: &[char], checks: Checks) -> Result<bool, &'static str> {
     let Some((&first, rest)) = p.split_first() else {
         return Ok(n.is_empty());
+    };
+    let mismatch = |rest: &[char]| match checks {
+        Checks::Syntax => matches_from(rest, &[], checks).map(|_| false),
+        Checks::None => Ok(false),
     };
     match first {
         '*' => {
             // Validate the remainder even when the name is exhausted.
-            let mut verdict = matches_from(rest, n)?;
+            let mut verdict = matches_from(rest, n, checks)?;
             let mut i = 0;
             while !verdict && i < n.len() && n[i] != '/' {
                 i += 1;
-                verdict = matches_from(rest, &n[i..])?;
+                verdict = matches_from(rest, &n[i..], checks)?;
             }
             Ok(verdict)
         }
         '?' => match n.split_first() {
-            Some((&c, tail)) if c != '/' => matches_from(rest, tail),
-            _ => check_only(rest),
+            Some((&c, tail)) if c != '/' => matches_from(rest, tail, checks),
+            _ => mismatch(rest),
         },
         '[' => {
             let (class_len, matched) = class(rest, n.first().copied())?;
             match n.split_first() {
-                Some((&c, tail)) if c != '/' && matched => matches_from(&rest[class_len..], tail),
-                _ => check_only(&rest[class_len..]),
+                Some((&c, tail)) if c != '/' && matched => {
+                    matches_from(&rest[class_len..], tail, checks)
+                }
+                _ => mismatch(&rest[class_len..]),
             }
         }
         '\\' => {
             let (&escaped, rest) = rest.split_first().ok_or("trailing backslash")?;
             match n.split_first() {
-                Some((&c, tail)) if c == escaped => matches_from(rest, tail),
-                _ => check_only(rest),
+                Some((&c, tail)) if c == escaped => matches_from(rest, tail, checks),
+                _ => mismatch(rest),
             }
         }
         literal => match n.split_first() {
-            Some((&c, tail)) if c == literal => matches_from(rest, tail),
-            _ => check_only(rest),
+            Some((&c, tail)) if c == literal => matches_from(rest, tail, checks),
+            _ => mismatch(rest),
         },
     }
-}
-
-/// A mismatch, after checking the rest of the pattern is well formed (Go reports a bad
-/// pattern even when an earlier character already failed to match).
-fn check_only(p: &[char]) -> Result<bool, &'static str> {
-    matches_from(p, &[]).map(|_| false)
 }
 
 /// Parse a class after `[`; returns its length (through `]`) and whether `c` is in it.

@@ -132,10 +132,7 @@ pub fn package_with(files: &[SourceFile], compression: Compression) -> Result<Pa
         Some(file) => ignore::Rules::parse(&String::from_utf8_lossy(&file.contents))?,
         None => ignore::Rules::parse("")?,
     };
-    let kept: Vec<&SourceFile> = files
-        .iter()
-        .filter(|f| !rules.excludes_file(&f.path))
-        .collect();
+    let kept: Vec<&SourceFile> = rules.kept(files, |f| &f.path);
     let chart_yaml = kept
         .iter()
         .find(|f| f.path == "Chart.yaml")

@@ -1,0 +1,323 @@
+//! A size-class allocator for single-threaded components, to install as a plugin's
+//! `#[global_allocator]` in place of wasi-libc's dlmalloc.
+//!
+//! Why by hand: a component instance lives for one call, runs on one thread and allocates
+//! mostly small, short-lived objects (parsed templates, values, strings). dlmalloc's
+//! coalescing and binning were a fifth of the rendering component's time under `perf`
+//! (2026-12-06, `capstan template` of bitnami/wordpress); the general-purpose crates
+//! (`talc` was measured) keep that bookkeeping. Here a small block costs a table lookup and
+//! a pointer pop, its release a pointer push: Rust passes the size back on `dealloc`, so no
+//! block header is needed. Blocks of up to [`LARGEST_SMALL`] bytes (alignment up to 8) come
+//! from per-size free lists refilled by carving 64 KiB chunks; anything larger goes to the
+//! system allocator. Freed small blocks are reused for the same size class only, never
+//! handed back: fine for an instance that is thrown away after its call.
+//!
+//! A plugin opts in with `capstan_plugin_sdk::use_size_class_allocator!();` at its crate
+//! root (a no-op where it does not apply: natively, or with threads).
+
+/// Install [`SizeClassAllocator`] as the crate's global allocator when built as a
+/// single-threaded WebAssembly component.
+#[macro_export]
+macro_rules! use_size_class_allocator {
+    () => {
+        #[cfg(all(target_arch = "wasm32", not(target_feature = "atomics")))]
+        #[global_allocator]
+        static SIZE_CLASS_ALLOCATOR: $crate::alloc::SizeClassAllocator =
+            $crate::alloc::SizeClassAllocator::new();
+    };
+}
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::UnsafeCell;
+use std::ptr;
+
+/// The block sizes, each a multiple of 8 (so every block stays 8-aligned).
+const CLASS_SIZES: [usize; 24] = [
+    8, 16, 24, 32, 40, 48, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320, 384, 448, 512, 640, 768,
+    1024, 1536, 2048,
+];
+
+/// The largest allocation served from the size classes.
+pub const LARGEST_SMALL: usize = 2048;
+
+/// Largest alignment a small block guarantees.
+const SMALL_ALIGN: usize = 8;
+
+/// Bytes carved into blocks at a time.
+const CHUNK_BYTES: usize = 64 * 1024;
+
+/// The class of each size rounded up to 8 (`CLASS_OF[(size + 7) / 8]`).
+const CLASS_OF: [u8; LARGEST_SMALL / 8 + 1] = {
+    let mut table = [0u8; LARGEST_SMALL / 8 + 1];
+    let mut eighths = 0;
+    let mut class = 0;
+    while eighths <= LARGEST_SMALL / 8 {
+        while CLASS_SIZES[class] < eighths * 8 {
+            class += 1;
+        }
+        table[eighths] = class as u8;
+        eighths += 1;
+    }
+    table
+};
+
+struct Pools {
+    /// Head of each class's list of free blocks; each free block holds the next pointer.
+    free: [*mut u8; CLASS_SIZES.len()],
+    /// The uncarved rest of the current chunk.
+    cursor: *mut u8,
+    end: *mut u8,
+}
+
+/// See the module documentation.
+pub struct SizeClassAllocator {
+    pools: UnsafeCell<Pools>,
+}
+
+// SAFETY: the allocator is only for targets without threads (a `wasm32-wasip2` component
+// without the `atomics` feature): no two calls can run at once. Natively it exists only
+// for its tests, which use one instance from one thread.
+#[cfg(any(test, all(target_arch = "wasm32", not(target_feature = "atomics"))))]
+unsafe impl Sync for SizeClassAllocator {}
+
+impl SizeClassAllocator {
+    /// An allocator with no memory yet.
+    pub const fn new() -> Self {
+        SizeClassAllocator {
+            pools: UnsafeCell::new(Pools {
+                free: [ptr::null_mut(); CLASS_SIZES.len()],
+                cursor: ptr::null_mut(),
+                end: ptr::null_mut(),
+            }),
+        }
+    }
+
+    /// The size class of `layout`, if it is served from the free lists.
+    fn class_of(layout: Layout) -> Option<usize> {
+        if layout.size() <= LARGEST_SMALL && layout.align() <= SMALL_ALIGN {
+            Some(usize::from(CLASS_OF[layout.size().div_ceil(8)]))
+        } else {
+            None
+        }
+    }
+
+    /// A block of `class`: a freed one, or carved from the chunk (a new chunk when the
+    /// current one is used up; the unusable tail of the old one is left).
+    ///
+    /// # Safety
+    /// No other call into this allocator may be running.
+    unsafe fn take(&self, class: usize) -> *mut u8 {
+        // SAFETY: single-threaded by the caller's contract, so this is the only reference.
+        let pools = unsafe { &mut *self.pools.get() };
+        let head = pools.free[class];
+        if !head.is_null() {
+            // SAFETY: a free block of this class holds the next free block's address.
+            pools.free[class] = unsafe { head.cast::<*mut u8>().read() };
+            return head;
+        }
+        let size = CLASS_SIZES[class];
+        if (pools.end as usize) - (pools.cursor as usize) < size {
+            // SAFETY: the layout is non-zero and valid (constants).
+            let chunk = unsafe { System.alloc(Layout::from_size_align_unchecked(CHUNK_BYTES, 16)) };
+            if chunk.is_null() {
+                return chunk;
+            }
+            pools.cursor = chunk;
+            // SAFETY: one past the end of the chunk just allocated.
+            pools.end = unsafe { chunk.add(CHUNK_BYTES) };
+        }
+        let block = pools.cursor;
+        // SAFETY: `size` bytes remain before `end` (checked above).
+        pools.cursor = unsafe { block.add(size) };
+        block
+    }
+
+    /// Put `block` of `class` on its free list.
+    ///
+    /// # Safety
+    /// `block` came from [`Self::take`] with the same class and is no longer used; no other
+    /// call into this allocator may be running.
+    unsafe fn give_back(&self, block: *mut u8, class: usize) {
+        // SAFETY: single-threaded by the caller's contract.
+        let pools = unsafe { &mut *self.pools.get() };
+        // SAFETY: blocks are 8-aligned and at least 8 bytes, room for one pointer.
+        unsafe { block.cast::<*mut u8>().write(pools.free[class]) };
+        pools.free[class] = block;
+    }
+}
+
+impl Default for SizeClassAllocator {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+// SAFETY: small blocks are distinct, 8-aligned and at least `layout.size()` bytes (the class
+// is the smallest that fits, and alignment above 8 goes to `System`); a block is only reused
+// after `dealloc`; everything else is `System`'s.
+unsafe impl GlobalAlloc for SizeClassAllocator {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        match Self::class_of(layout) {
+            // SAFETY: single-threaded (see `Sync`).
+            Some(class) => unsafe { self.take(class) },
+            // SAFETY: forwarded with the caller's guarantees.
+            None => unsafe { System.alloc(layout) },
+        }
+    }
+
+    unsafe fn dealloc(&self, block: *mut u8, layout: Layout) {
+        match Self::class_of(layout) {
+            // SAFETY: allocated by `alloc` with this layout, hence this class.
+            Some(class) => unsafe { self.give_back(block, class) },
+            // SAFETY: allocated by `System` with this layout.
+            None => unsafe { System.dealloc(block, layout) },
+        }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        match Self::class_of(layout) {
+            Some(class) => {
+                // SAFETY: single-threaded; the block has at least `layout.size()` bytes.
+                unsafe {
+                    let block = self.take(class);
+                    if !block.is_null() {
+                        block.write_bytes(0, layout.size());
+                    }
+                    block
+                }
+            }
+            // SAFETY: forwarded; fresh system memory may come zeroed without a memset.
+            None => unsafe { System.alloc_zeroed(layout) },
+        }
+    }
+
+    unsafe fn realloc(&self, block: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // SAFETY: the caller guarantees `new_size` with `layout.align()` is a valid layout.
+        let new_layout = unsafe { Layout::from_size_align_unchecked(new_size, layout.align()) };
+        match (Self::class_of(layout), Self::class_of(new_layout)) {
+            // Still fits the same block.
+            (Some(old), Some(new)) if old == new => block,
+            // SAFETY: both from `System` with these layouts.
+            (None, None) => unsafe { System.realloc(block, layout, new_size) },
+            _ => {
+                // SAFETY: a fresh allocation of the new layout, the old contents copied (up
+                // to the smaller size), then the old block released by its own layout.
+                unsafe {
+                    let moved = self.alloc(new_layout);
+                    if !moved.is_null() {
+                        ptr::copy_nonoverlapping(block, moved, layout.size().min(new_size));
+                        self.dealloc(block, layout);
+                    }
+                    moved
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_size_gets_the_smallest_class_that_holds_it() {
+        for size in 1..=LARGEST_SMALL {
+            let class =
+                SizeClassAllocator::class_of(Layout::from_size_align(size, 1).unwrap()).unwrap();
+            assert!(
+                CLASS_SIZES[class] >= size,
+                "{size} in class of {}",
+                CLASS_SIZES[class]
+            );
+            if class > 0 {
+                assert!(CLASS_SIZES[class - 1] < size, "{size} fits the class below");
+            }
+        }
+        let large = Layout::from_size_align(LARGEST_SMALL + 1, 8).unwrap();
+        assert_eq!(SizeClassAllocator::class_of(large), None);
+        let over_aligned = Layout::from_size_align(32, 16).unwrap();
+        assert_eq!(SizeClassAllocator::class_of(over_aligned), None);
+    }
+
+    #[test]
+    fn a_freed_block_is_reused_for_its_class_only() {
+        let allocator = SizeClassAllocator::new();
+        let small = Layout::from_size_align(20, 4).unwrap();
+        let other = Layout::from_size_align(100, 8).unwrap();
+        unsafe {
+            let a = allocator.alloc(small);
+            allocator.dealloc(a, small);
+            let b = allocator.alloc(other);
+            assert_ne!(a, b, "a block of another class took the freed one");
+            let c = allocator.alloc(Layout::from_size_align(24, 8).unwrap());
+            assert_eq!(a, c, "the freed block of the class was not reused");
+        }
+    }
+
+    #[test]
+    fn realloc_keeps_the_block_within_its_class_and_moves_the_contents_out_of_it() {
+        let allocator = SizeClassAllocator::new();
+        let layout = Layout::from_size_align(17, 1).unwrap();
+        unsafe {
+            let block = allocator.alloc(layout);
+            block.copy_from_nonoverlapping(b"0123456789abcdefg".as_ptr(), 17);
+            let same = allocator.realloc(block, layout, 24);
+            assert_eq!(same, block);
+            let grown = allocator.realloc(same, Layout::from_size_align(24, 1).unwrap(), 5000);
+            assert_ne!(grown, block);
+            assert_eq!(std::slice::from_raw_parts(grown, 17), b"0123456789abcdefg");
+            let shrunk = allocator.realloc(grown, Layout::from_size_align(5000, 1).unwrap(), 3);
+            assert_eq!(std::slice::from_raw_parts(shrunk, 3), b"012");
+            allocator.dealloc(shrunk, Layout::from_size_align(3, 1).unwrap());
+        }
+    }
+
+    /// Many live blocks of mixed sizes, each filled with its own byte, freed in a scrambled
+    /// order and reallocated: no block may overlap another (its bytes would change).
+    #[test]
+    fn live_blocks_never_overlap() {
+        let allocator = SizeClassAllocator::new();
+        let mut live: Vec<(*mut u8, Layout, u8)> = Vec::new();
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        unsafe {
+            for round in 0..20_000u32 {
+                let pick = next();
+                if pick % 3 == 0 && !live.is_empty() {
+                    let (block, layout, fill) = live.swap_remove((pick as usize / 3) % live.len());
+                    let bytes = std::slice::from_raw_parts(block, layout.size());
+                    assert!(bytes.iter().all(|b| *b == fill), "block overwritten");
+                    allocator.dealloc(block, layout);
+                    continue;
+                }
+                let size = 1 + (next() % 3000) as usize;
+                let align = 1 << (next() % 5);
+                let layout = Layout::from_size_align(size, align).unwrap();
+                let block = if pick % 3 == 1 {
+                    allocator.alloc_zeroed(layout)
+                } else {
+                    allocator.alloc(layout)
+                };
+                assert!(!block.is_null());
+                assert_eq!(block as usize % align, 0, "misaligned for {layout:?}");
+                if pick % 3 == 1 {
+                    let bytes = std::slice::from_raw_parts(block, size);
+                    assert!(bytes.iter().all(|b| *b == 0), "not zeroed");
+                }
+                let fill = round as u8;
+                block.write_bytes(fill, size);
+                live.push((block, layout, fill));
+            }
+            for (block, layout, fill) in live {
+                let bytes = std::slice::from_raw_parts(block, layout.size());
+                assert!(bytes.iter().all(|b| *b == fill), "block overwritten");
+                allocator.dealloc(block, layout);
+            }
+        }
+    }
+}
