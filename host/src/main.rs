@@ -510,8 +510,7 @@ async fn release(args: BackendArgs, command: ReleaseCommand) -> anyhow::Result<(
 }
 
 async fn template(args: TemplateArgs) -> anyhow::Result<()> {
-    use capstan::capabilities::Grants;
-    use capstan::template::{ValueFlags, chart_artifact, request, template_output, value_layers};
+    use capstan::template::{ValueFlags, render_chart, request, template_output, value_layers};
     use std::io::Write;
 
     let values = value_layers(&ValueFlags {
@@ -530,7 +529,6 @@ async fn template(args: TemplateArgs) -> anyhow::Result<()> {
         }
     };
     let backend = runtime.backend(&backend_name)?;
-    let artifact = chart_artifact(&backend, &args.chart).await?;
     let (release, options) = request(
         &args.name,
         &args.namespace,
@@ -538,9 +536,8 @@ async fn template(args: TemplateArgs) -> anyhow::Result<()> {
         args.api_versions,
         args.is_upgrade,
     );
-    let rendered = backend
-        .template(&release, &artifact, &values, &options, Grants::default())
-        .await
+    let rendered = render_chart(&backend, &args.chart, &release, &values, &options)
+        .await?
         .map_err(|error| match error.cause {
             // The chart or values are wrong: say it as `helm template` does, nothing more.
             CallFailure::Returned {

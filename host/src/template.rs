@@ -7,11 +7,14 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::capabilities::Grants;
 use crate::plugins::BackendPlugin;
 use crate::plugins::bindings::backend::exports::capstan::plugin::backend::{
     ChartFile, ChartInput, Rendered, TemplateOptions, ValueLayer, ValuesDocument,
 };
+use crate::plugins::bindings::types::ErrorCode;
 use crate::plugins::bindings::types::{ChartArtifact, ReleaseId};
+use crate::plugins::call::{CallError, CallFailure};
 
 /// Largest chart folder or archive read (all files together).
 const MAX_CHART_BYTES: u64 = 100 << 20;
@@ -140,6 +143,42 @@ pub async fn chart_artifact(backend: &BackendPlugin, path: &Path) -> anyhow::Res
         .package(&input)
         .await
         .map_err(|e| anyhow::anyhow!("chart {}: {e}", path.display()))
+}
+
+/// Render the chart at `path` for `release`: in one call to the backend's optional
+/// `chart-template` export when it has one (and does not answer `unsupported`), else by
+/// `package` and then `template`. The outer error is about reading or packaging the chart,
+/// the inner one is the render's.
+pub async fn render_chart(
+    backend: &BackendPlugin,
+    path: &Path,
+    release: &ReleaseId,
+    values: &[ValueLayer],
+    options: &TemplateOptions,
+) -> anyhow::Result<Result<Rendered, CallError>> {
+    let input = chart_input(path)?;
+    match backend
+        .template_chart(release, &input, values, options, Grants::default())
+        .await
+    {
+        Some(Err(CallError {
+            cause:
+                CallFailure::Returned {
+                    code: ErrorCode::Unsupported,
+                    ..
+                },
+            ..
+        }))
+        | None => {}
+        Some(rendered) => return Ok(rendered),
+    }
+    let artifact = backend
+        .package(&input)
+        .await
+        .map_err(|e| anyhow::anyhow!("chart {}: {e}", path.display()))?;
+    Ok(backend
+        .template(release, &artifact, values, options, Grants::default())
+        .await)
 }
 
 /// The release id and options of a render.

@@ -39,6 +39,11 @@ fn config(dir: &Path) -> PathBuf {
         "{} is missing: run `make plugins`",
         component.display()
     );
+    config_for(dir, &component)
+}
+
+/// A configuration with `component` as the helm3 backend, and a private component cache.
+fn config_for(dir: &Path, component: &Path) -> PathBuf {
     let path = dir.join("capstan.yaml");
     std::fs::write(
         &path,
@@ -111,6 +116,72 @@ fn capstan_template_prints_what_real_helm_prints() {
             format!("{}\n", expected.trim()),
             "{name} [{variant}]"
         );
+    }
+}
+
+/// The backend renders a chart folder in one call (`chart-template.template-chart`, no
+/// archive built); a backend built before that optional export existed (the fixture from
+/// commit e1a6294) is served by `package` and then `template`. Both print what real Helm
+/// printed, and the plugin runtime's call log shows which path each took.
+#[test]
+fn a_folder_renders_in_one_call_and_backends_without_the_export_through_package() {
+    use std::io::Read;
+    let Some(corpus) = corpus() else { return };
+    let case = corpus.join("bitnami_charts__bitnami_apache");
+    if !case.exists() {
+        return;
+    }
+    let expected = std::fs::read_to_string(case.join("expected/default.yaml")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut early = Vec::new();
+    flate2::read::GzDecoder::new(
+        std::fs::File::open(repo_root().join("tests/fixtures/backend-helm3-0.2.0-e1a6294.wasm.gz"))
+            .unwrap(),
+    )
+    .read_to_end(&mut early)
+    .unwrap();
+    let early_path = dir.path().join("backend-helm3-e1a6294.wasm");
+    std::fs::write(&early_path, early).unwrap();
+    let current_dir = dir.path().join("current");
+    let early_dir = dir.path().join("early");
+    std::fs::create_dir_all(&current_dir).unwrap();
+    std::fs::create_dir_all(&early_dir).unwrap();
+    let runs = [
+        (config(&current_dir), &current_dir, vec!["template-chart"]),
+        (
+            config_for(&early_dir, &early_path),
+            &early_dir,
+            vec!["package", "template"],
+        ),
+    ];
+    for (config, cache, wanted_calls) in runs {
+        let mut command = Command::new(capstan_binary());
+        command
+            .arg("template")
+            .arg(case.join("chart"))
+            .args(["--name", "rel", "--namespace", "ns", "--no-hooks"])
+            .arg("--config")
+            .arg(&config)
+            .arg("--cache-dir")
+            .arg(cache)
+            .arg("-f")
+            .arg(case.join("values/default.yaml"))
+            .env("RUST_LOG", "error,capstan::plugins::call=debug");
+        let output = command.output().unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(output.status.success(), "{stderr}");
+        assert_eq!(
+            String::from_utf8(output.stdout).unwrap(),
+            format!("{}\n", expected.trim()),
+            "{}",
+            config.display()
+        );
+        let calls: Vec<&str> = stderr
+            .lines()
+            .filter(|line| line.contains("plugin call succeeded"))
+            .filter_map(|line| line.split("function=\"").nth(1)?.split('"').next())
+            .collect();
+        assert_eq!(calls, wanted_calls, "{stderr}");
     }
 }
 

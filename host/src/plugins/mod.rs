@@ -1487,6 +1487,54 @@ impl BackendPlugin {
         }
     }
 
+    /// `chart-template.template-chart`, the optional export that renders a chart folder or
+    /// archive without packaging it first; `None` when the component does not export it
+    /// (then `package` and `template` do the same work).
+    pub async fn template_chart(
+        &self,
+        release: &ReleaseId,
+        chart: &ChartInput,
+        values: &[ValueLayer],
+        options: &TemplateOptions,
+        grants: Grants,
+    ) -> Option<Result<Rendered, CallError>> {
+        let BackendPre::Current(pre) = &self.pre else {
+            return None;
+        };
+        let instance_pre = pre.instance_pre();
+        let component = instance_pre.component();
+        let interface = component.get_export_index(
+            None,
+            format!(
+                "capstan:plugin/chart-template@{}",
+                self.handle.plugin.wit_version
+            ),
+        )?;
+        let function = component.get_export_index(Some(&interface), "template-chart")?;
+        type Params<'a> = (
+            &'a ReleaseId,
+            &'a ChartInput,
+            &'a [ValueLayer],
+            &'a TemplateOptions,
+        );
+        Some(plugin_call!(
+            self.handle,
+            instance_pre,
+            "template-chart",
+            grants,
+            |instance, store| async {
+                let template_chart = instance
+                        .get_typed_func::<Params<'_>, (Result<Rendered, self::bindings::types::Error>,)>(
+                            &mut store, &function,
+                        )?;
+                let (rendered,) = template_chart
+                    .call_async(&mut store, (release, chart, values, options))
+                    .await?;
+                Ok(rendered)
+            }
+        ))
+    }
+
     /// `backend.template`.
     pub async fn template(
         &self,

@@ -79,4 +79,15 @@ impl Guest for Helm2 {
     }
 }
 
+impl capstan_plugin_sdk::backend::exports::capstan::plugin::chart_template::Guest for Helm2 {
+    fn template_chart(
+        release: ReleaseId,
+        chart: ChartInput,
+        values: Vec<ValueLayer>,
+        options: TemplateOptions,
+    ) -> Result<Rendered, Error> {
+        render::template_chart(release, chart, values, options)
+    }
+}
+
 capstan_plugin_sdk::backend::export_backend_plugin!(Helm2);

@@ -70,4 +70,15 @@ impl Guest for Helm3 {
     }
 }
 
+impl capstan_plugin_sdk::backend::exports::capstan::plugin::chart_template::Guest for Helm3 {
+    fn template_chart(
+        release: ReleaseId,
+        chart: ChartInput,
+        values: Vec<ValueLayer>,
+        options: TemplateOptions,
+    ) -> Result<Rendered, Error> {
+        render::template_chart(release, chart, values, options)
+    }
+}
+
 capstan_plugin_sdk::backend::export_backend_plugin!(Helm3);

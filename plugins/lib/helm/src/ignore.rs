@@ -105,7 +105,7 @@ impl Rules {
     /// The files of `paths` that are kept, in order. Each folder is judged once, not once
     /// per file below it (a chart with vendored subcharts has thousands of files in a few
     /// dozen folders).
-    pub fn kept<'p, T>(&self, items: &'p [T], path: impl Fn(&T) -> &str) -> Vec<&'p T> {
+    pub fn kept<'p, T>(&self, items: &'p [T], path: impl Fn(&'p T) -> &'p str) -> Vec<&'p T> {
         let mut folders = std::collections::HashMap::new();
         items
             .iter()

@@ -334,41 +334,12 @@ fn read_archive_files_within(bytes: &[u8], budget: &mut Budget) -> Result<Vec<Fi
         {
             continue;
         }
-        let delimiter = if raw_name.contains('\\') { '\\' } else { '/' };
-        let parts: Vec<&str> = raw_name.split(delimiter).collect();
-        let name = parts[1..].join("/");
-        if name.starts_with('/') {
-            return Err(archive_error("chart illegally contains absolute paths"));
-        }
-        let name = clean_path(&name);
-        if name == "." {
-            return Err(archive_error(format!(
-                "chart illegally contains content outside the base directory: {raw_name:?}"
-            )));
-        }
-        if name.starts_with("..") {
-            return Err(archive_error("chart illegally references parent directory"));
-        }
-        if is_drive_path(&name) {
-            return Err(archive_error("chart contains illegally named files"));
-        }
-        if parts[0] == "Chart.yaml" {
-            return Err(archive_error("chart yaml not in base directory"));
-        }
+        let name = member_name(&raw_name)?;
         if kind.is_symlink() || kind.is_hard_link() {
             check_link_target(&entry, &name, kind.is_symlink())?;
         }
         let size = entry.size();
-        if size > remaining {
-            return Err(archive_error(format!(
-                "decompressed chart is larger than the maximum size {MAX_DECOMPRESSED_CHART_SIZE}"
-            )));
-        }
-        if size > MAX_DECOMPRESSED_FILE_SIZE {
-            return Err(archive_error(format!(
-                "decompressed chart file {raw_name:?} is larger than the maximum file size {MAX_DECOMPRESSED_FILE_SIZE}"
-            )));
-        }
+        check_member_size(&raw_name, size, remaining)?;
         let mut data = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
         let written = (&mut entry)
             .take(remaining)
@@ -391,6 +362,78 @@ fn read_archive_files_within(bytes: &[u8], budget: &mut Budget) -> Result<Vec<Fi
         return Err(archive_error("no files in chart archive"));
     }
     Ok(files)
+}
+
+/// The chart-relative name of archive member `raw_name` (`<chart folder>/<path>`), or why
+/// it cannot be part of a chart (absolute, outside the folder, a drive path, `Chart.yaml`
+/// above the folder).
+fn member_name(raw_name: &str) -> Result<String, LoadError> {
+    let delimiter = if raw_name.contains('\\') { '\\' } else { '/' };
+    let parts: Vec<&str> = raw_name.split(delimiter).collect();
+    let name = parts[1..].join("/");
+    if name.starts_with('/') {
+        return Err(archive_error("chart illegally contains absolute paths"));
+    }
+    let name = clean_path(&name);
+    if name == "." {
+        return Err(archive_error(format!(
+            "chart illegally contains content outside the base directory: {raw_name:?}"
+        )));
+    }
+    if name.starts_with("..") {
+        return Err(archive_error("chart illegally references parent directory"));
+    }
+    if is_drive_path(&name) {
+        return Err(archive_error("chart contains illegally named files"));
+    }
+    if parts[0] == "Chart.yaml" {
+        return Err(archive_error("chart yaml not in base directory"));
+    }
+    Ok(name)
+}
+
+/// Refuse a member of `size` bytes when `remaining` bytes are left for the whole chart,
+/// or when it is larger than one file may be.
+fn check_member_size(raw_name: &str, size: u64, remaining: u64) -> Result<(), LoadError> {
+    if size > remaining {
+        return Err(archive_error(format!(
+            "decompressed chart is larger than the maximum size {MAX_DECOMPRESSED_CHART_SIZE}"
+        )));
+    }
+    if size > MAX_DECOMPRESSED_FILE_SIZE {
+        return Err(archive_error(format!(
+            "decompressed chart file {raw_name:?} is larger than the maximum file size {MAX_DECOMPRESSED_FILE_SIZE}"
+        )));
+    }
+    Ok(())
+}
+
+/// Load the chart that packaging `members` (archive member names, `<chart folder>/<path>`,
+/// with their contents, in archive order) and then [`load_archive`] would give, without
+/// writing and reading the archive: the same names, limits and checks.
+pub fn load_members(
+    members: impl IntoIterator<Item = (String, Vec<u8>)>,
+) -> Result<Chart, LoadError> {
+    let mut budget = Budget::new();
+    let mut remaining = MAX_DECOMPRESSED_CHART_SIZE;
+    let mut files = Vec::new();
+    for (raw_name, data) in members {
+        let name = member_name(&raw_name)?;
+        let size = data.len() as u64;
+        check_member_size(&raw_name, size, remaining)?;
+        remaining -= size;
+        budget.remaining = budget.remaining.saturating_sub(size);
+        if remaining == 0 {
+            return Err(archive_error(format!(
+                "decompressed chart is larger than the maximum size {MAX_DECOMPRESSED_CHART_SIZE}"
+            )));
+        }
+        files.push(File::new(name, strip_bom(data)));
+    }
+    if files.is_empty() {
+        return Err(archive_error("no files in chart archive"));
+    }
+    check_root_api_version(load_files_within(files, &mut budget)?)
 }
 
 /// Refuse a symbolic or hard link whose target leaves the chart.

@@ -4,25 +4,30 @@
 use capstan_plugin_sdk::backend::capstan::plugin::types::{
     ChartArtifact, ChartMetadata, Error, ErrorCode,
 };
-use capstan_plugin_sdk::backend::exports::capstan::plugin::backend::ChartInput;
+use capstan_plugin_sdk::backend::exports::capstan::plugin::backend::{ChartFile, ChartInput};
 use sha2::{Digest, Sha256};
 
 fn invalid(message: String) -> Error {
     Error::new(ErrorCode::InvalidInput, message)
 }
 
+/// The files of a folder as the chart library takes them.
+pub fn source_files(files: Vec<ChartFile>) -> Vec<capstan_helm::package::SourceFile> {
+    files
+        .into_iter()
+        .map(|f| capstan_helm::package::SourceFile {
+            path: f.path,
+            executable: false,
+            contents: f.contents,
+        })
+        .collect()
+}
+
 /// The artifact of `chart`.
 pub fn package(chart: ChartInput) -> Result<ChartArtifact, Error> {
     match chart {
         ChartInput::Folder(files) => {
-            let files: Vec<capstan_helm::package::SourceFile> = files
-                .into_iter()
-                .map(|f| capstan_helm::package::SourceFile {
-                    path: f.path,
-                    executable: false,
-                    contents: f.contents,
-                })
-                .collect();
+            let files = source_files(files);
             // A local folder is packed only to be handed to `template` or `sync` in the same
             // process: deflating it is wasted work (stored blocks cost a CRC and a copy; the
             // `fast` level was a tenth of a `capstan template` run, measured with perf).

@@ -10,7 +10,7 @@ use capstan_plugin_sdk::backend::capstan::plugin::types::{
     ChartArtifact, Error, ErrorCode, ReleaseId,
 };
 use capstan_plugin_sdk::backend::exports::capstan::plugin::backend::{
-    Rendered, TemplateOptions, ValueLayer,
+    ChartInput, Rendered, TemplateOptions, ValueLayer,
 };
 
 fn invalid(message: String) -> Error {
@@ -32,8 +32,6 @@ pub struct Render {
 pub struct Request<'a> {
     /// Which release.
     pub release: &'a ReleaseId,
-    /// The chart archive.
-    pub chart: &'a ChartArtifact,
     /// The user's value layers, in order.
     pub values: &'a [ValueLayer],
     /// `.Capabilities`.
@@ -139,9 +137,13 @@ fn flavored(mut capabilities: Capabilities) -> Capabilities {
     capabilities
 }
 
-/// Render `request.chart` for a release.
-pub fn render(request: Request<'_>) -> Result<Render, Error> {
-    let loaded = load(request.chart)?;
+/// Render `chart` for a release.
+pub fn render(chart: &ChartArtifact, request: Request<'_>) -> Result<Render, Error> {
+    render_loaded(load(chart)?, request)
+}
+
+/// [`render`] of a chart already loaded.
+fn render_loaded(loaded: Chart, request: Request<'_>) -> Result<Render, Error> {
     let user_values = crate::values::merge(request.values)?;
     let chart = if request.for_record {
         let mut chart = loaded.clone();
@@ -182,6 +184,34 @@ pub fn template(
     values: Vec<ValueLayer>,
     options: TemplateOptions,
 ) -> Result<Rendered, Error> {
+    template_loaded(load(&chart)?, release, values, options)
+}
+
+/// `chart-template.template-chart`: [`template`] of a chart folder or archive as given,
+/// with what `package` would refuse refused the same way, without building the archive.
+pub fn template_chart(
+    release: ReleaseId,
+    chart: ChartInput,
+    values: Vec<ValueLayer>,
+    options: TemplateOptions,
+) -> Result<Rendered, Error> {
+    let loaded = match chart {
+        ChartInput::Folder(files) => {
+            capstan_helm::package::load_folder(crate::package::source_files(files))
+                .map_err(invalid)?
+        }
+        ChartInput::Archive(archive) => capstan_helm::load::load_archive(&archive)
+            .map_err(|e| invalid(format!("not a chart archive: {e}")))?,
+    };
+    template_loaded(loaded, release, values, options)
+}
+
+fn template_loaded(
+    loaded: Chart,
+    release: ReleaseId,
+    values: Vec<ValueLayer>,
+    options: TemplateOptions,
+) -> Result<Rendered, Error> {
     let mut capabilities = Capabilities::default();
     if let Some(version) = &options.kube_version {
         capabilities = capabilities.with_kube_version(version).map_err(invalid)?;
@@ -189,17 +219,19 @@ pub fn template(
     capabilities
         .api_versions
         .extend(options.api_versions.iter().cloned());
-    let rendered = render(Request {
-        release: &release,
-        chart: &chart,
-        values: &values,
-        capabilities,
-        revision: 1,
-        is_upgrade: options.is_upgrade,
-        for_record: false,
-        lookup: None,
-        post_render: false,
-    })?;
+    let rendered = render_loaded(
+        loaded,
+        Request {
+            release: &release,
+            values: &values,
+            capabilities,
+            revision: 1,
+            is_upgrade: options.is_upgrade,
+            for_record: false,
+            lookup: None,
+            post_render: false,
+        },
+    )?;
     let assembled = rendered.assembled;
     Ok(Rendered {
         manifest: manifest_text(&assembled.manifests),

@@ -132,17 +132,19 @@ pub fn sync(request: SyncRequest) -> Result<SyncOutcome, Error> {
         })?)
     };
     let revision = last.map_or(1, |l| l.version + 1);
-    let rendered = render::render(render::Request {
-        release: id,
-        chart: &request.chart,
-        values: &request.values,
-        capabilities: crate::live::capabilities()?,
-        revision,
-        is_upgrade: !install,
-        for_record: true,
-        lookup: Some(crate::live::lookup()),
-        post_render: true,
-    })
+    let rendered = render::render(
+        &request.chart,
+        render::Request {
+            release: id,
+            values: &request.values,
+            capabilities: crate::live::capabilities()?,
+            revision,
+            is_upgrade: !install,
+            for_record: true,
+            lookup: Some(crate::live::lookup()),
+            post_render: true,
+        },
+    )
     .map_err(|e| with_context(e, &format!("render chart {}", request.chart.metadata.name)))?;
     // Helm 2 creates the CRDs of `crd-install` hooks before anything else of an install.
     if install && !options.disable_hooks && flavor::current() == Flavor::Helm2 {

@@ -128,7 +128,7 @@ pub mod source {
 /// `backend`.
 pub mod backend {
     wit_bindgen::generate!({
-        world: "backend-plugin",
+        world: "backend-plugin-extended",
         path: "wit",
         pub_export_macro: true,
         export_macro_name: "export_backend_plugin",
