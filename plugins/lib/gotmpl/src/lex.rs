@@ -140,7 +140,7 @@ impl<'a> Lexer<'a> {
     fn lex_text(&mut self) -> Result<bool, LexError> {
         let start = self.pos;
         let line = self.line;
-        match self.rest().find("{{") {
+        match find_left_delimiter(self.rest()) {
             None => {
                 self.advance(self.input.len() - self.pos);
                 if self.pos > start {
@@ -496,10 +496,35 @@ pub fn lex(input: &str) -> Result<Vec<Item>, LexError> {
     Ok(lexer.items)
 }
 
+/// Where the next `{{` starts: a byte search for `{` and a look at the next byte, cheaper
+/// than a substring search set up afresh for every stretch of text (the lexer's largest
+/// cost on Bitnami charts, whose text stretches are short).
+fn find_left_delimiter(text: &str) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let mut from = 0;
+    while let Some(found) = memchr::memchr(b'{', &bytes[from..]) {
+        let at = from + found;
+        if bytes.get(at + 1) == Some(&b'{') {
+            return Some(at);
+        }
+        from = at + 1;
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::ItemKind::*;
     use super::*;
+
+    #[test]
+    fn the_left_delimiter_is_found_where_a_substring_search_finds_it() {
+        for text in [
+            "", "{", "{{", "a{{b", "a{b{{c", "{{{", "x{ {y", "}}{{", "é{{", "{a{", "abc",
+        ] {
+            assert_eq!(find_left_delimiter(text), text.find("{{"), "{text:?}");
+        }
+    }
 
     fn kinds(input: &str) -> Vec<(ItemKind, std::string::String)> {
         lex(input)

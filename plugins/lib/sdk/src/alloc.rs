@@ -93,6 +93,7 @@ impl SizeClassAllocator {
     }
 
     /// The size class of `layout`, if it is served from the free lists.
+    #[inline(always)]
     fn class_of(layout: Layout) -> Option<usize> {
         if layout.size() <= LARGEST_SMALL && layout.align() <= SMALL_ALIGN {
             Some(usize::from(CLASS_OF[layout.size().div_ceil(8)]))
@@ -101,11 +102,11 @@ impl SizeClassAllocator {
         }
     }
 
-    /// A block of `class`: a freed one, or carved from the chunk (a new chunk when the
-    /// current one is used up; the unusable tail of the old one is left).
+    /// A block of `class`: a freed one, or a new one carved from the chunk.
     ///
     /// # Safety
     /// No other call into this allocator may be running.
+    #[inline(always)]
     unsafe fn take(&self, class: usize) -> *mut u8 {
         // SAFETY: single-threaded by the caller's contract, so this is the only reference.
         let pools = unsafe { &mut *self.pools.get() };
@@ -115,6 +116,19 @@ impl SizeClassAllocator {
             pools.free[class] = unsafe { head.cast::<*mut u8>().read() };
             return head;
         }
+        // SAFETY: single-threaded by the caller's contract.
+        unsafe { self.carve(class) }
+    }
+
+    /// A new block of `class` carved from the chunk (a new chunk when the current one is
+    /// used up; the unusable tail of the old one is left).
+    ///
+    /// # Safety
+    /// No other call into this allocator may be running.
+    #[inline(never)]
+    unsafe fn carve(&self, class: usize) -> *mut u8 {
+        // SAFETY: single-threaded by the caller's contract, so this is the only reference.
+        let pools = unsafe { &mut *self.pools.get() };
         let size = CLASS_SIZES[class];
         if (pools.end as usize) - (pools.cursor as usize) < size {
             // SAFETY: the layout is non-zero and valid (constants).
@@ -137,6 +151,7 @@ impl SizeClassAllocator {
     /// # Safety
     /// `block` came from [`Self::take`] with the same class and is no longer used; no other
     /// call into this allocator may be running.
+    #[inline(always)]
     unsafe fn give_back(&self, block: *mut u8, class: usize) {
         // SAFETY: single-threaded by the caller's contract.
         let pools = unsafe { &mut *self.pools.get() };
@@ -156,6 +171,7 @@ impl Default for SizeClassAllocator {
 // is the smallest that fits, and alignment above 8 goes to `System`); a block is only reused
 // after `dealloc`; everything else is `System`'s.
 unsafe impl GlobalAlloc for SizeClassAllocator {
+    #[inline]
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         match Self::class_of(layout) {
             // SAFETY: single-threaded (see `Sync`).
@@ -165,6 +181,7 @@ unsafe impl GlobalAlloc for SizeClassAllocator {
         }
     }
 
+    #[inline]
     unsafe fn dealloc(&self, block: *mut u8, layout: Layout) {
         match Self::class_of(layout) {
             // SAFETY: allocated by `alloc` with this layout, hence this class.
