@@ -1,4 +1,4 @@
-//! The `crypto` host interface: RSA key generation, run natively on a blocking thread for a
+//! The `crypto` host interface: RSA key generation, run natively on other threads for a
 //! plugin (Sprig's `genPrivateKey`, `genCA`, … inside the Helm backends), where it is
 //! several times faster than inside WebAssembly. The host knows nothing of what the key is
 //! for. The common sizes (2048, 3072, 4096 bits) come from AWS-LC (`aws-lc-rs`), measured
@@ -6,7 +6,11 @@
 //! other even sizes. Needs no grant: it reads nothing and reaches nothing; sizes are
 //! bounded so one call costs at most a few seconds of CPU.
 
+use std::collections::{HashMap, VecDeque};
+use std::sync::{LazyLock, Mutex};
 use std::time::Instant;
+
+use tokio::sync::oneshot;
 
 use rsa::pkcs1::EncodeRsaPrivateKey;
 
@@ -41,6 +45,86 @@ pub fn generate_rsa_key_der(bits: usize) -> Result<Vec<u8>, String> {
     Ok(der.as_bytes().to_vec())
 }
 
+/// The key sizes generated ahead.
+const RESERVED_SIZES: [u32; 3] = [2048, 3072, 4096];
+
+/// A key being generated on its own thread.
+type PendingKey = oneshot::Receiver<Result<Vec<u8>, String>>;
+
+/// Keys generated ahead of the requests, per size. A chart that makes keys usually makes
+/// several in a row (Bitnami's harbor nine of 2048 bits, milvus three of 4096), and the
+/// component waits for each; so every request also starts the next key of its size on
+/// another core, up to `depth` in flight, and takes the oldest one started. Each key is
+/// fresh from AWS-LC and handed out once; the few spare keys of a size stay in memory until
+/// asked for (threads are detached: a command that exits does not wait for them).
+pub struct KeyReserve {
+    depth: usize,
+    spares: Mutex<HashMap<u32, VecDeque<PendingKey>>>,
+}
+
+/// The process's reserve, one spare per size for every core but the one the caller waits on.
+static RESERVE: LazyLock<KeyReserve> = LazyLock::new(|| {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    KeyReserve::new(cores.saturating_sub(1).clamp(1, 3))
+});
+
+impl KeyReserve {
+    /// A reserve keeping `depth` keys of each size asked for in flight.
+    pub fn new(depth: usize) -> Self {
+        KeyReserve {
+            depth,
+            spares: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// A key of `bits` bits: the oldest spare of that size, or a new one. Spares are kept
+    /// only for the sizes charts use (2048, 3072, 4096 bits), so that no plugin can make
+    /// the host keep keys of every size.
+    pub async fn key(&self, bits: u32) -> Result<Vec<u8>, String> {
+        if !RESERVED_SIZES.contains(&bits) {
+            return start_key(bits)
+                .await
+                .unwrap_or_else(|_| Err("the key generation thread ended without a key".into()));
+        }
+        let taken = {
+            let mut spares = self.spares.lock().unwrap_or_else(|e| e.into_inner());
+            let queue = spares.entry(bits).or_default();
+            let taken = queue.pop_front();
+            while queue.len() < self.depth {
+                queue.push_back(start_key(bits));
+            }
+            taken
+        };
+        if let Some(Ok(Ok(key))) = match taken {
+            Some(pending) => Some(pending.await),
+            None => None,
+        } {
+            return Ok(key);
+        }
+        start_key(bits)
+            .await
+            .unwrap_or_else(|_| Err("the key generation thread ended without a key".into()))
+    }
+
+    /// Spare keys of `bits` bits in flight or ready.
+    pub fn spares(&self, bits: u32) -> usize {
+        let spares = self.spares.lock().unwrap_or_else(|e| e.into_inner());
+        spares.get(&bits).map_or(0, VecDeque::len)
+    }
+}
+
+/// Generate a key of `bits` bits on a new detached thread.
+fn start_key(bits: u32) -> PendingKey {
+    let (sender, receiver) = oneshot::channel();
+    // If the thread cannot start, `sender` is dropped and the receiver says so.
+    let _ = std::thread::Builder::new()
+        .name("capstan-rsa-key".into())
+        .spawn(move || {
+            let _ = sender.send(generate_rsa_key_der(bits as usize));
+        });
+    receiver
+}
+
 impl Host for CallState {
     async fn generate_rsa_key(&mut self, bits: u32) -> Result<Vec<u8>, Error> {
         if !KEY_BITS.contains(&bits) || !bits.is_multiple_of(2) {
@@ -54,9 +138,9 @@ impl Host for CallState {
             ));
         }
         let started = Instant::now();
-        let generated = tokio::task::spawn_blocking(move || generate_rsa_key_der(bits as usize))
+        let generated = RESERVE
+            .key(bits)
             .await
-            .map_err(|e| error(ErrorCode::Internal, format!("generate-rsa-key: {e}")))?
             .map_err(|e| error(ErrorCode::Internal, format!("generate-rsa-key: {e}")))?;
         tracing::debug!(
             target: "capstan::plugin",
@@ -73,6 +157,34 @@ impl Host for CallState {
 mod tests {
     use rsa::pkcs1::DecodeRsaPrivateKey;
     use rsa::traits::PublicKeyParts;
+
+    /// Each request starts the next key of its size, and never hands out a key twice.
+    #[tokio::test]
+    async fn the_reserve_starts_the_next_key_and_hands_each_out_once() {
+        let reserve = super::KeyReserve::new(1);
+        assert_eq!(reserve.spares(2048), 0);
+        let first = reserve.key(2048).await.unwrap();
+        assert_eq!(reserve.spares(2048), 1, "no spare started");
+        assert_eq!(
+            reserve.spares(4096),
+            0,
+            "a spare of a size nobody asked for"
+        );
+        let second = reserve.key(2048).await.unwrap();
+        assert_eq!(reserve.spares(2048), 1);
+        assert_ne!(first, second, "a key was handed out twice");
+        let odd_size = reserve.key(1024).await.unwrap();
+        assert_eq!(
+            reserve.spares(1024),
+            0,
+            "a spare of a size charts do not use"
+        );
+        for (der, bits) in [(first, 2048), (second, 2048), (odd_size, 1024)] {
+            let key = rsa::RsaPrivateKey::from_pkcs1_der(&der).unwrap();
+            key.validate().unwrap();
+            assert_eq!(key.size() * 8, bits);
+        }
+    }
 
     #[test]
     fn generates_valid_pkcs1_keys_of_the_size_asked() {
