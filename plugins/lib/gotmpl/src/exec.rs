@@ -95,6 +95,10 @@ pub enum TemplateError {
 #[derive(Clone)]
 pub struct Template {
     trees: HashMap<String, Rc<Tree>>,
+    /// The trees of every text parsed so far, by text: charts vendor the same library once
+    /// per subchart (Bitnami's `common`: 132 of mastodon's 356 template files are copies),
+    /// and a copy needs no second parse, only its own file name.
+    parsed: HashMap<Rc<str>, Rc<[Tree]>>,
     funcs: Rc<FuncMap>,
     /// Missing map keys.
     pub missing_key: MissingKey,
@@ -109,6 +113,7 @@ impl Template {
         all.extend(funcs);
         Template {
             trees: HashMap::new(),
+            parsed: HashMap::new(),
             funcs: Rc::new(all),
             missing_key: MissingKey::Default,
             limits: Limits::default(),
@@ -123,8 +128,32 @@ impl Template {
     /// Parse `text` as template `name` and add it and its definitions to the set. As in
     /// Go, a later non-empty definition replaces an earlier one; an empty one does not.
     pub fn parse(&mut self, name: &str, text: &str) -> Result<(), ParseError> {
-        let funcs = self.funcs.clone();
-        let trees = parse::parse(name, text, &|f| funcs.contains(f))?;
+        let trees: Vec<Tree> = match self.parsed.get(text) {
+            // The same text parses to the same trees whatever the file: only the main
+            // tree's name and every tree's file name differ.
+            Some(parsed) => parsed
+                .iter()
+                .enumerate()
+                .map(|(index, tree)| Tree {
+                    name: if index == 0 {
+                        name.to_owned()
+                    } else {
+                        tree.name.clone()
+                    },
+                    parse_name: name.to_owned(),
+                    text: tree.text.clone(),
+                    root: tree.root.clone(),
+                })
+                .collect(),
+            None => {
+                let funcs = self.funcs.clone();
+                let trees = parse::parse(name, text, &|f| funcs.contains(f))?;
+                if let Some(main) = trees.first() {
+                    self.parsed.insert(main.text.clone(), trees.clone().into());
+                }
+                trees
+            }
+        };
         for tree in trees {
             associate(&mut self.trees, tree);
         }
@@ -1078,6 +1107,59 @@ mod tests {
                 .unwrap(),
             "hello-Y"
         );
+    }
+
+    /// A text parsed again under another name reuses the first parse, yet errors name the
+    /// file being executed, and the later copy's definitions are the ones kept.
+    #[test]
+    fn a_copied_template_keeps_its_own_name() {
+        let text =
+            "{{ define \"lib.fail\" }}{{ .nope.deeper }}{{ end }}x{{ template \"lib.fail\" . }}";
+        let mut t = Template::new(FuncMap::new());
+        t.missing_key = MissingKey::Error;
+        t.parse("a/charts/common/templates/_lib.tpl", text).unwrap();
+        t.parse("b/charts/common/templates/_lib.tpl", text).unwrap();
+        assert_eq!(t.parsed.len(), 1, "the copy was parsed again");
+        for name in [
+            "a/charts/common/templates/_lib.tpl",
+            "b/charts/common/templates/_lib.tpl",
+        ] {
+            assert!(t.has(name), "{name}");
+        }
+        let err = t
+            .execute(
+                "a/charts/common/templates/_lib.tpl",
+                Value::Map(Default::default()),
+            )
+            .unwrap_err()
+            .to_string();
+        // The definition executed is the later copy's, as Go keeps the last one.
+        assert!(
+            err.contains("b/charts/common/templates/_lib.tpl:1:"),
+            "{err}"
+        );
+        let fresh = {
+            let mut alone = Template::new(FuncMap::new());
+            alone.missing_key = MissingKey::Error;
+            alone
+                .parse("b/charts/common/templates/_lib.tpl", text)
+                .unwrap();
+            alone
+                .execute(
+                    "b/charts/common/templates/_lib.tpl",
+                    Value::Map(Default::default()),
+                )
+                .unwrap_err()
+                .to_string()
+        };
+        let copied = t
+            .execute(
+                "b/charts/common/templates/_lib.tpl",
+                Value::Map(Default::default()),
+            )
+            .unwrap_err()
+            .to_string();
+        assert_eq!(copied, fresh, "a copy fails differently from a fresh parse");
     }
 
     #[test]

@@ -142,8 +142,8 @@ pub struct Tree {
     pub parse_name: String,
     /// Its text (for line and column of errors).
     pub text: Rc<str>,
-    /// Body.
-    pub root: Vec<Node>,
+    /// Body (shared by the copies of a tree parsed once, see `Template::parse`).
+    pub root: Rc<[Node]>,
 }
 
 impl Tree {
@@ -195,7 +195,7 @@ pub fn parse(
         name: name.to_owned(),
         parse_name: name.to_owned(),
         text,
-        root,
+        root: root.into(),
     }];
     trees.append(&mut parser.defined);
     Ok(trees)
@@ -346,7 +346,7 @@ impl Parser<'_> {
             name: name.clone(),
             parse_name: self.name.clone(),
             text: self.text.clone(),
-            root,
+            root: root.into(),
         };
         if let Some(&index) = self.defined_names.get(&name) {
             let existing = &self.defined[index];
