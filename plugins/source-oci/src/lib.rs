@@ -63,8 +63,6 @@ struct OciSpec {
     insecure: bool,
 }
 
-capstan_plugin_sdk::use_size_class_allocator!();
-
 /// A spec, checked.
 struct Source {
     reference: Reference,
