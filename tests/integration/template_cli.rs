@@ -57,12 +57,9 @@ fn config_for(dir: &Path, component: &Path) -> PathBuf {
     path
 }
 
-fn capstan_template(
-    config: &Path,
-    cache: &Path,
-    case: &Path,
-    variant: &str,
-) -> std::process::Output {
+/// `capstan template` of corpus `case` with its `variant` values (when it has them), as
+/// the corpus recorded `helm template`.
+fn template_command(config: &Path, cache: &Path, case: &Path, variant: &str) -> Command {
     let mut command = Command::new(capstan_binary());
     command
         .arg("template")
@@ -76,7 +73,18 @@ fn capstan_template(
     if values.exists() {
         command.arg("-f").arg(values);
     }
-    command.output().unwrap()
+    command
+}
+
+fn capstan_template(
+    config: &Path,
+    cache: &Path,
+    case: &Path,
+    variant: &str,
+) -> std::process::Output {
+    template_command(config, cache, case, variant)
+        .output()
+        .unwrap()
 }
 
 #[test]
@@ -155,19 +163,10 @@ fn a_folder_renders_in_one_call_and_backends_without_the_export_through_package(
         ),
     ];
     for (config, cache, wanted_calls) in runs {
-        let mut command = Command::new(capstan_binary());
-        command
-            .arg("template")
-            .arg(case.join("chart"))
-            .args(["--name", "rel", "--namespace", "ns", "--no-hooks"])
-            .arg("--config")
-            .arg(&config)
-            .arg("--cache-dir")
-            .arg(cache)
-            .arg("-f")
-            .arg(case.join("values/default.yaml"))
-            .env("RUST_LOG", "error,capstan::plugins::call=debug");
-        let output = command.output().unwrap();
+        let output = template_command(&config, cache, &case, "default")
+            .env("RUST_LOG", "error,capstan::plugins::call=debug")
+            .output()
+            .unwrap();
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert!(output.status.success(), "{stderr}");
         assert_eq!(

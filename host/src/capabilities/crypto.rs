@@ -82,9 +82,7 @@ impl KeyReserve {
     /// the host keep keys of every size.
     pub async fn key(&self, bits: u32) -> Result<Vec<u8>, String> {
         if !RESERVED_SIZES.contains(&bits) {
-            return start_key(bits)
-                .await
-                .unwrap_or_else(|_| Err("the key generation thread ended without a key".into()));
+            return fresh_key(bits).await;
         }
         let taken = {
             let mut spares = self.spares.lock().unwrap_or_else(|e| e.into_inner());
@@ -95,15 +93,13 @@ impl KeyReserve {
             }
             taken
         };
-        if let Some(Ok(Ok(key))) = match taken {
-            Some(pending) => Some(pending.await),
-            None => None,
-        } {
+        // A spare whose generation failed is replaced by a fresh attempt.
+        if let Some(pending) = taken
+            && let Ok(Ok(key)) = pending.await
+        {
             return Ok(key);
         }
-        start_key(bits)
-            .await
-            .unwrap_or_else(|_| Err("the key generation thread ended without a key".into()))
+        fresh_key(bits).await
     }
 
     /// Spare keys of `bits` bits in flight or ready.
@@ -111,6 +107,13 @@ impl KeyReserve {
         let spares = self.spares.lock().unwrap_or_else(|e| e.into_inner());
         spares.get(&bits).map_or(0, VecDeque::len)
     }
+}
+
+/// A key of `bits` bits generated now, on its own thread.
+async fn fresh_key(bits: u32) -> Result<Vec<u8>, String> {
+    start_key(bits)
+        .await
+        .unwrap_or_else(|_| Err("the key generation thread ended without a key".into()))
 }
 
 /// Generate a key of `bits` bits on a new detached thread.
