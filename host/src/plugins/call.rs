@@ -474,6 +474,11 @@ impl CallGuard {
             return CallFailure::Trap(failure.0.clone());
         }
         if let Some(trap) = error.downcast_ref::<wasmtime::Trap>() {
+            // Where in the component it trapped: function names when the plugin was built
+            // with its name section (for plugin authors; `RUST_LOG=capstan::plugins=debug`).
+            if let Some(backtrace) = error.downcast_ref::<wasmtime::WasmBacktrace>() {
+                tracing::debug!(%backtrace, "the plugin trapped");
+            }
             return CallFailure::Trap(trap.to_string());
         }
         CallFailure::Trap(format!("{error:#}"))

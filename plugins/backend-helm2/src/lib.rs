@@ -24,6 +24,8 @@ fn tiller() {
     flavor::use_flavor(flavor::Flavor::Helm2);
 }
 
+capstan_plugin_sdk::use_size_class_allocator!();
+
 struct Helm2;
 
 impl Guest for Helm2 {

@@ -21,6 +21,8 @@ use capstan_plugin_sdk::backend::exports::capstan::plugin::backend::{
 
 use capstan_release::{package, plan, render, rollback, store, sync, uninstall};
 
+capstan_plugin_sdk::use_size_class_allocator!();
+
 struct Helm3;
 
 impl Guest for Helm3 {

@@ -16,6 +16,8 @@ use exports::capstan::compat::helm_services::{
     ChartInput, Guest, PackagedChart, ValueLayer, ValuesDocument,
 };
 
+capstan_plugin_sdk::use_size_class_allocator!();
+
 struct HelmServices;
 
 /// A layer in the 0.2 contract's shape (the same variant, generated twice).

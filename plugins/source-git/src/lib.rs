@@ -66,6 +66,8 @@ impl GitSpec {
     }
 }
 
+capstan_plugin_sdk::use_size_class_allocator!();
+
 struct GitChartSource;
 
 fn resolve_commit(repository: &git::Repository, spec: &GitSpec) -> Result<String, Error> {

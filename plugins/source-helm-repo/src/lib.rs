@@ -26,6 +26,8 @@ use capstan_plugin_sdk::source::exports::capstan::plugin::source::{
     Guest, HttpAccess, PluginInfo, Revision, SourceKind, SourceRequest,
 };
 
+capstan_plugin_sdk::use_size_class_allocator!();
+
 struct HelmRepoSource;
 
 /// The JSON Schema of a `helm-repository` spec.

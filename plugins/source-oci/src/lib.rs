@@ -63,6 +63,8 @@ struct OciSpec {
     insecure: bool,
 }
 
+capstan_plugin_sdk::use_size_class_allocator!();
+
 /// A spec, checked.
 struct Source {
     reference: Reference,

@@ -12,6 +12,8 @@
 //! [`backend::exports::capstan::plugin::backend::Guest`] and calls
 //! [`backend::export_backend_plugin!`].
 
+pub mod alloc;
+
 /// Version of the `capstan:plugin` WIT package these bindings were generated from.
 pub const WIT_VERSION: &str = "0.2.0";
 
