@@ -132,6 +132,11 @@ pub fn chart_input(path: &Path) -> Result<ChartInput, TemplateInputError> {
             });
         }
     }
+    // Named here, with the folder, as `helm template` names it (the backend, which sees
+    // only the files, could only say that the folder has none).
+    if !files.iter().any(|file| file.path == "Chart.yaml") {
+        return Err(fail("Chart.yaml file is missing".to_owned()));
+    }
     files.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(ChartInput::Folder(files))
 }
@@ -172,10 +177,22 @@ pub async fn render_chart(
         | None => {}
         Some(rendered) => return Ok(rendered),
     }
-    let artifact = backend
-        .package(&input)
-        .await
-        .map_err(|e| anyhow::anyhow!("chart {}: {e}", path.display()))?;
+    let artifact = match backend.package(&input).await {
+        Ok(artifact) => artifact,
+        // The backend refused the folder (no version, a broken Chart.yaml, …): the same
+        // refusal `template-chart` would have answered, so it is reported the same way.
+        Err(
+            refusal @ CallError {
+                cause:
+                    CallFailure::Returned {
+                        code: ErrorCode::InvalidInput,
+                        ..
+                    },
+                ..
+            },
+        ) => return Ok(Err(refusal)),
+        Err(e) => return Err(anyhow::anyhow!("chart {}: {e}", path.display())),
+    };
     Ok(backend
         .template(release, &artifact, values, options, Grants::default())
         .await)

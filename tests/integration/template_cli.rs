@@ -280,3 +280,108 @@ fn without_a_configuration_a_missing_backend_names_the_folders_searched() {
         "{stderr}"
     );
 }
+
+/// A broken chart folder for `capstan template`: what is wrong, its files (path, text), the
+/// refusal printed, and whether the e1a6294 backend prints the same.
+type BrokenFolder = (
+    &'static str,
+    Vec<(&'static str, &'static str)>,
+    &'static str,
+    bool,
+);
+
+/// A broken chart folder is refused with a message that names what is wrong and where,
+/// and the same message whether the backend renders the folder in one `template-chart`
+/// call or the host packages it first (`package` + `template`, the e1a6294 fixture, which
+/// has no `template-chart`).
+#[test]
+fn broken_folders_are_refused_alike_through_template_chart_and_package() {
+    use std::io::Read;
+    let dir = tempfile::tempdir().unwrap();
+    let mut early = Vec::new();
+    flate2::read::GzDecoder::new(
+        std::fs::File::open(repo_root().join("tests/fixtures/backend-helm3-0.2.0-e1a6294.wasm.gz"))
+            .unwrap(),
+    )
+    .read_to_end(&mut early)
+    .unwrap();
+    let early_path = dir.path().join("backend-helm3-e1a6294.wasm");
+    std::fs::write(&early_path, early).unwrap();
+    let current_dir = dir.path().join("current");
+    let early_dir = dir.path().join("early");
+    std::fs::create_dir_all(&current_dir).unwrap();
+    std::fs::create_dir_all(&early_dir).unwrap();
+    let current = config(&current_dir);
+    let packaged = config_for(&early_dir, &early_path);
+    let refusal = |config: &Path, cache: &Path, chart: &Path, what: &str| {
+        let output = Command::new(capstan_binary())
+            .arg("template")
+            .arg(chart)
+            .arg("--config")
+            .arg(config)
+            .arg("--cache-dir")
+            .arg(cache)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+        assert!(!output.status.success(), "{what}: rendered\n{stderr}");
+        assert!(output.stdout.is_empty(), "{what}: printed manifests");
+        stderr.replace(&chart.display().to_string(), "CHART")
+    };
+
+    let chart_yaml = "apiVersion: v2\nname: broken\nversion: 0.1.0\n";
+    let cases: [BrokenFolder; 5] = [
+        (
+            "no Chart.yaml",
+            vec![("templates/cm.yaml", "kind: ConfigMap\n")],
+            "error: chart CHART: Chart.yaml file is missing\n",
+            true,
+        ),
+        (
+            "no version",
+            vec![("Chart.yaml", "apiVersion: v2\nname: broken\n")],
+            "Error: Chart.yaml: field `version` is missing\n",
+            true,
+        ),
+        (
+            "Chart.yaml that is not YAML",
+            vec![(
+                "Chart.yaml",
+                "apiVersion: v2\nname: [broken\nversion: 0.1.0\n",
+            )],
+            "Error: Chart.yaml: name: invalid type: sequence, expected a string at line 2 column 7\n",
+            true,
+        ),
+        (
+            ".helmignore leaves Chart.yaml out",
+            vec![("Chart.yaml", chart_yaml), (".helmignore", "Chart.yaml\n")],
+            "Error: Chart.yaml is excluded by .helmignore\n",
+            true,
+        ),
+        (
+            // Real Helm 4.3.2 prints exactly this; the e1a6294 backend's lexer refused the
+            // stray `}` itself and said less.
+            "template parse error",
+            vec![
+                ("Chart.yaml", chart_yaml),
+                ("templates/cm.yaml", "a: 1\nb: {{ .Values.x }\n"),
+            ],
+            "Error: parse error at (broken/templates/cm.yaml:2): unexpected \"}\" in operand\n",
+            false,
+        ),
+    ];
+    for (what, files, wanted, same_in_early) in cases {
+        let chart = dir.path().join(what.replace(' ', "-")).join("broken");
+        for (name, text) in &files {
+            let path = chart.join(name);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        let now = refusal(&current, &current_dir, &chart, what);
+        assert_eq!(now, wanted, "{what}");
+        let early = refusal(&packaged, &early_dir, &chart, what);
+        if same_in_early {
+            assert_eq!(early, now, "{what}: package + template says otherwise");
+        }
+    }
+}

@@ -54,17 +54,23 @@ pub enum ItemKind {
     Keyword,
     /// A comment (`{{/* ... */}}`), delimiters excluded.
     Comment,
+    /// Where lexing stopped with an error ([`lex_until_error`]).
+    Error,
+    /// Any other printable ASCII character inside an action (Go's `itemChar`): no operand,
+    /// so the parser reports it as unexpected, as Go does (`unexpected "}" in operand`).
+    Char,
     /// End of input.
     Eof,
 }
 
-/// One token with its text and the line it starts on (1-based).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Item {
+/// One token with its text and the line it starts on (1-based). The text is a slice of the
+/// template text, so lexing allocates nothing per token and the parser copies items freely.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Item<'a> {
     /// Kind of token.
     pub kind: ItemKind,
     /// Its text.
-    pub text: String,
+    pub text: &'a str,
     /// Line where it starts.
     pub line: usize,
     /// Byte offset in the template text where it starts.
@@ -102,7 +108,7 @@ struct Lexer<'a> {
     input: &'a str,
     pos: usize,
     line: usize,
-    items: Vec<Item>,
+    items: Vec<Item<'a>>,
     paren_depth: usize,
 }
 
@@ -118,14 +124,17 @@ impl<'a> Lexer<'a> {
     fn emit(&mut self, kind: ItemKind, start: usize, line: usize) {
         self.items.push(Item {
             kind,
-            text: self.input[start..self.pos].to_owned(),
+            text: &self.input[start..self.pos],
             line,
             pos: start,
         });
     }
 
     fn advance(&mut self, bytes: usize) {
-        self.line += self.input[self.pos..self.pos + bytes].matches('\n').count();
+        self.line += self.input.as_bytes()[self.pos..self.pos + bytes]
+            .iter()
+            .filter(|b| **b == b'\n')
+            .count();
         self.pos += bytes;
     }
 
@@ -160,7 +169,7 @@ impl<'a> Lexer<'a> {
                 if text_end > start {
                     self.items.push(Item {
                         kind: ItemKind::Text,
-                        text: self.input[start..text_end].to_owned(),
+                        text: &self.input[start..text_end],
                         line,
                         pos: start,
                     });
@@ -207,7 +216,7 @@ impl<'a> Lexer<'a> {
             };
             let comment_start = self.pos;
             self.advance(end + 2);
-            let comment = self.input[comment_start..self.pos].to_owned();
+            let comment = &self.input[comment_start..self.pos];
             let Some((len, trim_after)) = self.at_right_delim() else {
                 return self.error("comment ends before closing delimiter");
             };
@@ -225,7 +234,7 @@ impl<'a> Lexer<'a> {
         }
         self.items.push(Item {
             kind: ItemKind::LeftDelim,
-            text: self.input[start..start + 2].to_owned(),
+            text: &self.input[start..start + 2],
             line,
             pos: start,
         });
@@ -250,7 +259,7 @@ impl<'a> Lexer<'a> {
                 self.advance(len);
                 self.items.push(Item {
                     kind: ItemKind::RightDelim,
-                    text: self.input[start..self.pos].to_owned(),
+                    text: &self.input[start..self.pos],
                     line,
                     pos: start,
                 });
@@ -366,7 +375,19 @@ impl<'a> Lexer<'a> {
                     };
                     self.emit(kind, start, line);
                 }
-                other => return self.error(format!("unrecognized character in action: {other:?}")),
+                c if c.is_ascii_graphic() => {
+                    self.advance(1);
+                    self.emit(ItemKind::Char, start, line);
+                }
+                other => {
+                    // Go's `%#U`: the code point, and the character when it is printable.
+                    let shown = if other.is_control() {
+                        format!("U+{:04X}", u32::from(other))
+                    } else {
+                        format!("U+{:04X} '{other}'", u32::from(other))
+                    };
+                    return self.error(format!("unrecognized character in action: {shown}"));
+                }
             }
         }
     }
@@ -476,7 +497,20 @@ fn scan_number(input: &str, from: usize) -> (usize, bool) {
 }
 
 /// Lex a whole template. Comments are kept as items; the parser drops them.
-pub fn lex(input: &str) -> Result<Vec<Item>, LexError> {
+pub fn lex(input: &str) -> Result<Vec<Item<'_>>, LexError> {
+    match lex_until_error(input) {
+        (items, None) => Ok(items),
+        (_, Some(error)) => Err(error),
+    }
+}
+
+/// Lex a template as far as it goes: the items, ending in [`ItemKind::Eof`], or in an
+/// [`ItemKind::Error`] item at the line of the error that stopped the lexer (also
+/// returned). Go's parser takes items as its lexer makes them, so a template with a
+/// parse error before a lexing error reports the parse error (`{{ .x }` followed by the
+/// end of the file is `unexpected "}" in operand`, not "unclosed action"): the parser
+/// reports the lexing error only when it reaches that item.
+pub fn lex_until_error(input: &str) -> (Vec<Item<'_>>, Option<LexError>) {
     let mut lexer = Lexer {
         input,
         pos: 0,
@@ -484,16 +518,23 @@ pub fn lex(input: &str) -> Result<Vec<Item>, LexError> {
         items: Vec::new(),
         paren_depth: 0,
     };
-    while lexer.lex_text()? {
-        lexer.lex_left_delim()?;
-    }
+    let outcome = (|| -> Result<(), LexError> {
+        while lexer.lex_text()? {
+            lexer.lex_left_delim()?;
+        }
+        Ok(())
+    })();
+    let (kind, error) = match outcome {
+        Ok(()) => (ItemKind::Eof, None),
+        Err(error) => (ItemKind::Error, Some(error)),
+    };
     lexer.items.push(Item {
-        kind: ItemKind::Eof,
-        text: String::new(),
-        line: lexer.line,
-        pos: input.len(),
+        kind,
+        text: "",
+        line: error.as_ref().map_or(lexer.line, |e: &LexError| e.line),
+        pos: lexer.pos,
     });
-    Ok(lexer.items)
+    (lexer.items, error)
 }
 
 /// Where the next `{{` starts: a byte search for `{` and a look at the next byte, cheaper
@@ -530,7 +571,7 @@ mod tests {
         lex(input)
             .unwrap()
             .into_iter()
-            .map(|i| (i.kind, i.text))
+            .map(|i| (i.kind, i.text.to_owned()))
             .collect()
     }
 
@@ -659,7 +700,7 @@ mod tests {
         let numbers: Vec<_> = items
             .into_iter()
             .filter(|item| matches!(item.kind, Number | Complex))
-            .map(|item| (item.kind, item.text))
+            .map(|item| (item.kind, item.text.to_owned()))
             .collect();
         let expected = [
             "1",
@@ -716,6 +757,23 @@ mod tests {
         assert_eq!(error("{{ 1+2ix }}"), "1: bad number syntax: \"1+2ix\"");
         assert_eq!(error("{{ 0b102 }}"), "1: bad number syntax: \"0b102\"");
         assert_eq!(error("{{ a : b }}"), "1: expected :=");
-        assert_eq!(error("{{ # }}"), "1: unrecognized character in action: '#'");
+        // Printable ASCII is an item the parser refuses; anything else is refused here,
+        // named as Go's `%#U` names it.
+        assert_eq!(
+            error("{{ \u{7f} }}"),
+            "1: unrecognized character in action: U+007F"
+        );
+        assert_eq!(
+            error("{{ \u{20ac} }}"),
+            "1: unrecognized character in action: U+20AC '€'"
+        );
+        let (items, error) = lex_until_error("{{ # }");
+        let kinds: Vec<_> = items.iter().map(|i| (i.kind, i.text)).collect();
+        assert_eq!(
+            kinds[2..],
+            [(Char, "#"), (Space, " "), (Char, "}"), (Error, "")],
+            "# and a lone }} are characters; the items end where the lexer stopped"
+        );
+        assert_eq!(error.unwrap().message, "unclosed action");
     }
 }

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::rc::Rc;
 
-use crate::lex::{Item, ItemKind, lex};
+use crate::lex::{Item, ItemKind, LexError, lex_until_error};
 pub use crate::number::Number;
 use crate::number::{Literal, parse_number};
 
@@ -173,18 +173,15 @@ pub fn parse(
     text: &str,
     is_func: &dyn Fn(&str) -> bool,
 ) -> Result<Vec<Tree>, ParseError> {
-    let items = lex(text).map_err(|e| ParseError {
-        name: name.to_owned(),
-        line: e.line,
-        message: e.message,
-    })?;
+    let (items, lex_error) = lex_until_error(text);
     let text: Rc<str> = Rc::from(text);
     let mut parser = Parser {
         items,
+        lex_error,
         at: 0,
         name: name.to_owned(),
         text: text.clone(),
-        vars: vec!["$".to_owned()],
+        vars: vec!["$"],
         range_depth: 0,
         is_func,
         defined: Vec::new(),
@@ -207,11 +204,13 @@ enum Stop {
 }
 
 struct Parser<'a> {
-    items: Vec<Item>,
+    items: Vec<Item<'a>>,
+    /// The error that stopped the lexer, reported when the parser reaches its item.
+    lex_error: Option<LexError>,
     at: usize,
     name: String,
     text: Rc<str>,
-    vars: Vec<String>,
+    vars: Vec<&'a str>,
     range_depth: usize,
     is_func: &'a dyn Fn(&str) -> bool,
     defined: Vec<Tree>,
@@ -220,18 +219,23 @@ struct Parser<'a> {
 
 type PResult<T> = Result<T, ParseError>;
 
-fn kind_desc(item: &Item) -> String {
+fn kind_desc(item: &Item<'_>) -> String {
     match item.kind {
         ItemKind::Eof => "EOF".into(),
         ItemKind::RightDelim => "\"}}\"".into(),
         ItemKind::LeftDelim => "\"{{\"".into(),
         ItemKind::Keyword => format!("<{}>", item.text),
         ItemKind::Space => "space".into(),
+        // Go's `%.10q...` for long items: the first ten characters, quoted.
+        _ if item.text.chars().nth(10).is_some() => {
+            let head: String = item.text.chars().take(10).collect();
+            format!("{head:?}...")
+        }
         _ => format!("{:?}", item.text),
     }
 }
 
-impl Parser<'_> {
+impl<'a> Parser<'a> {
     fn error<T>(&self, line: usize, message: impl Into<String>) -> PResult<T> {
         Err(ParseError {
             name: self.name.clone(),
@@ -240,12 +244,12 @@ impl Parser<'_> {
         })
     }
 
-    fn peek(&self) -> &Item {
+    fn peek(&self) -> &Item<'a> {
         &self.items[self.at.min(self.items.len() - 1)]
     }
 
-    fn next(&mut self) -> Item {
-        let item = self.peek().clone();
+    fn next(&mut self) -> Item<'a> {
+        let item = *self.peek();
         if self.at < self.items.len() {
             self.at += 1;
         }
@@ -256,7 +260,7 @@ impl Parser<'_> {
         self.at = self.at.saturating_sub(1);
     }
 
-    fn next_non_space(&mut self) -> Item {
+    fn next_non_space(&mut self) -> Item<'a> {
         loop {
             let item = self.next();
             if item.kind != ItemKind::Space {
@@ -265,13 +269,13 @@ impl Parser<'_> {
         }
     }
 
-    fn peek_non_space(&mut self) -> Item {
+    fn peek_non_space(&mut self) -> Item<'a> {
         let item = self.next_non_space();
         self.backup();
         item
     }
 
-    fn expect(&mut self, kind: ItemKind, context: &str) -> PResult<Item> {
+    fn expect(&mut self, kind: ItemKind, context: &str) -> PResult<Item<'a>> {
         let item = self.next_non_space();
         if item.kind != kind {
             return self.unexpected(&item, context);
@@ -279,7 +283,12 @@ impl Parser<'_> {
         Ok(item)
     }
 
-    fn unexpected<T>(&self, item: &Item, context: &str) -> PResult<T> {
+    fn unexpected<T>(&self, item: &Item<'_>, context: &str) -> PResult<T> {
+        if item.kind == ItemKind::Error
+            && let Some(error) = &self.lex_error
+        {
+            return self.error(error.line, error.message.clone());
+        }
         if item.kind == ItemKind::Eof {
             return self.error(item.line, format!("unexpected EOF in {context}"));
         }
@@ -326,13 +335,13 @@ impl Parser<'_> {
     fn parse_definition(&mut self) -> PResult<()> {
         let name_item = self.next_non_space();
         let name = match name_item.kind {
-            ItemKind::String | ItemKind::RawString => unquote(&name_item.text)
+            ItemKind::String | ItemKind::RawString => unquote(name_item.text)
                 .ok_or(())
                 .or_else(|_| self.error(name_item.line, "bad string in define"))?,
             _ => return self.unexpected(&name_item, "define clause"),
         };
         self.expect(ItemKind::RightDelim, "define clause")?;
-        let saved_vars = std::mem::replace(&mut self.vars, vec!["$".to_owned()]);
+        let saved_vars = std::mem::replace(&mut self.vars, vec!["$"]);
         let (list, stop) = self.item_list()?;
         self.vars = saved_vars;
         if let Stop::Else(pos) = stop {
@@ -384,7 +393,7 @@ impl Parser<'_> {
     fn text_or_action(&mut self) -> PResult<Parsed> {
         let item = self.next_non_space();
         match item.kind {
-            ItemKind::Text => Ok(Parsed::Node(Node::Text(Rc::from(item.text.as_str())))),
+            ItemKind::Text => Ok(Parsed::Node(Node::Text(Rc::from(item.text)))),
             ItemKind::LeftDelim => self.action(),
             ItemKind::Comment => Ok(Parsed::Nothing),
             _ => self.unexpected(&item, "input"),
@@ -394,7 +403,7 @@ impl Parser<'_> {
     fn action(&mut self) -> PResult<Parsed> {
         let item = self.next_non_space();
         if item.kind == ItemKind::Keyword {
-            match item.text.as_str() {
+            match item.text {
                 "block" => return self.block_control(item.pos).map(Parsed::Node),
                 "break" => return self.loop_control(&item, true).map(Parsed::Node),
                 "continue" => return self.loop_control(&item, false).map(Parsed::Node),
@@ -496,7 +505,7 @@ impl Parser<'_> {
     fn template_name(&mut self, context: &str) -> PResult<String> {
         let item = self.next_non_space();
         match item.kind {
-            ItemKind::String | ItemKind::RawString => unquote(&item.text)
+            ItemKind::String | ItemKind::RawString => unquote(item.text)
                 .ok_or(())
                 .or_else(|_| self.error(item.line, format!("bad string in {context}"))),
             _ => self.unexpected(&item, &format!("{context} clause")),
@@ -518,7 +527,7 @@ impl Parser<'_> {
         let line = self.line_of(pos);
         let name = self.template_name("block")?;
         let pipe = self.pipeline("block", ItemKind::RightDelim)?;
-        let saved_vars = std::mem::replace(&mut self.vars, vec!["$".to_owned()]);
+        let saved_vars = std::mem::replace(&mut self.vars, vec!["$"]);
         let saved_depth = std::mem::replace(&mut self.range_depth, 0);
         let (list, stop) = self.item_list()?;
         self.vars = saved_vars;
@@ -562,16 +571,16 @@ impl Parser<'_> {
                     if pipe.is_assign && !self.vars.contains(&var.text) {
                         return self.error(var.line, format!("undefined variable {:?}", var.text));
                     }
-                    pipe.decl.push(var.text.clone());
+                    pipe.decl.push(var.text.to_owned());
                     if !pipe.is_assign {
-                        self.vars.push(var.text.clone());
+                        self.vars.push(var.text);
                     }
                     break 'decls;
                 }
                 ItemKind::Comma => {
                     if context == "range" && pipe.decl.is_empty() {
-                        pipe.decl.push(var.text.clone());
-                        self.vars.push(var.text.clone());
+                        pipe.decl.push(var.text.to_owned());
+                        self.vars.push(var.text);
                         continue 'decls;
                     }
                     return self.error(var.line, format!("too many declarations in {context}"));
@@ -702,11 +711,11 @@ impl Parser<'_> {
         let pos = token.pos;
         Ok(Some(match token.kind {
             ItemKind::Identifier => {
-                if !(self.is_func)(&token.text) {
+                if !(self.is_func)(token.text) {
                     return self
                         .error(token.line, format!("function {:?} not defined", token.text));
                 }
-                Arg::Identifier(pos, token.text)
+                Arg::Identifier(pos, token.text.to_owned())
             }
             ItemKind::Dot => Arg::Dot(pos),
             ItemKind::Nil => Arg::Nil(pos),
@@ -714,7 +723,7 @@ impl Parser<'_> {
                 if !self.vars.contains(&token.text) {
                     return self.error(token.line, format!("undefined variable {:?}", token.text));
                 }
-                Arg::Variable(pos, vec![token.text])
+                Arg::Variable(pos, vec![token.text.to_owned()])
             }
             ItemKind::Field => Arg::Field(pos, vec![token.text[1..].to_owned()]),
             ItemKind::Bool => Arg::Bool(pos, token.text == "true"),
@@ -724,7 +733,7 @@ impl Parser<'_> {
                     ItemKind::Complex => Literal::Complex,
                     _ => Literal::Number,
                 };
-                let number = match parse_number(&token.text, literal) {
+                let number = match parse_number(token.text, literal) {
                     Ok(number) => number,
                     Err(e) => return self.error(token.line, e.to_string()),
                 };
@@ -735,10 +744,10 @@ impl Parser<'_> {
                 Arg::Pipe(pos, Box::new(pipe))
             }
             ItemKind::String | ItemKind::RawString => {
-                let value = unquote(&token.text)
+                let value = unquote(token.text)
                     .ok_or(())
                     .or_else(|_| self.error(token.line, "invalid syntax"))?;
-                Arg::String(pos, Rc::from(value), token.text)
+                Arg::String(pos, Rc::from(value), token.text.to_owned())
             }
             _ => {
                 self.backup();
@@ -951,6 +960,19 @@ mod tests {
             r#"template: t:1: undefined variable "$x""#
         );
         assert_eq!(parse_err("{{ end }}"), "template: t:1: unexpected {{end}}");
+        // Go's messages for stray characters and long items (checked with Helm 4.3.2).
+        assert_eq!(
+            parse_err("a: 1\nb: {{ .Values.x }\n"),
+            "template: t:2: unexpected \"}\" in operand"
+        );
+        assert_eq!(
+            parse_err("{{ # }}"),
+            "template: t:1: unexpected \"#\" in command"
+        );
+        assert_eq!(
+            parse_err("{{ if }}{{ \"a long string here\" 3 }}{{ end }}"),
+            "template: t:1: missing value for if"
+        );
         assert_eq!(parse_err("{{ if .a }}x"), "template: t:1: unexpected EOF");
         assert_eq!(
             parse_err("{{ break }}"),

@@ -481,7 +481,10 @@ fn issue(
     };
     let der = match signer {
         PrivateKey::Rsa(private) => {
-            let signing = rsa::pkcs1v15::SigningKey::<sha2::Sha256>::new(private.clone());
+            let signing = RsaSigner {
+                identity: rsa::pkcs1v15::SigningKey::<sha2::Sha256>::new(private.clone()),
+                key: private,
+            };
             let mut builder =
                 CertificateBuilder::new(profile, serial, validity, subject, spki.clone(), &signing)
                     .map_err(cert_error)?;
@@ -544,6 +547,37 @@ impl Encode for GoExtendedKeyUsage {
 impl x509_cert::ext::AsExtension for GoExtendedKeyUsage {
     fn critical(&self, _subject: &Name, _extensions: &[x509_cert::ext::Extension]) -> bool {
         false
+    }
+}
+
+/// An RSA key as the certificate builder wants a signer: the `rsa` crate's signing key
+/// names the algorithm and the public key, and [`crate::rsasign`] makes the signature.
+struct RsaSigner<'k> {
+    identity: rsa::pkcs1v15::SigningKey<sha2::Sha256>,
+    key: &'k rsa::RsaPrivateKey,
+}
+
+impl signature::Signer<rsa::pkcs1v15::Signature> for RsaSigner<'_> {
+    fn try_sign(&self, message: &[u8]) -> Result<rsa::pkcs1v15::Signature, signature::Error> {
+        let bytes = crate::rsasign::sign_sha256(self.key, message)
+            .map_err(signature::Error::from_source)?;
+        rsa::pkcs1v15::Signature::try_from(bytes.as_slice())
+    }
+}
+
+impl signature::Keypair for RsaSigner<'_> {
+    type VerifyingKey = rsa::pkcs1v15::VerifyingKey<sha2::Sha256>;
+
+    fn verifying_key(&self) -> Self::VerifyingKey {
+        self.identity.verifying_key()
+    }
+}
+
+impl x509_cert::spki::DynSignatureAlgorithmIdentifier for RsaSigner<'_> {
+    fn signature_algorithm_identifier(
+        &self,
+    ) -> x509_cert::spki::Result<x509_cert::spki::AlgorithmIdentifierOwned> {
+        self.identity.signature_algorithm_identifier()
     }
 }
 

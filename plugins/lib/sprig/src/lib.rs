@@ -24,6 +24,7 @@ pub mod paths;
 mod reflect;
 mod regex;
 mod rsakey;
+mod rsasign;
 pub mod semver;
 mod strings;
 mod url;
