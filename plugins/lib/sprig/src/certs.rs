@@ -41,15 +41,9 @@ use x509_cert::der::oid::db::rfc5912::SECP_256_R_1 as P256_CURVE;
 pub type RsaKeySource = Rc<dyn Fn(usize) -> Result<Vec<u8>, String>>;
 
 /// A new RSA key of `bits` bits (exponent 65537) as PKCS#1 DER, generated here: the default
-/// [`RsaKeySource`], and what a host runs natively for a guest.
+/// [`RsaKeySource`] (`capstan-rsakey`'s prime search).
 pub fn generate_rsa_key_der(bits: usize) -> Result<Vec<u8>, String> {
-    use rsa::pkcs1::EncodeRsaPrivateKey;
-    if !(512..=16384).contains(&bits) || !bits.is_multiple_of(2) {
-        return Err(format!("unsupported RSA key size {bits}"));
-    }
-    let key = crate::rsakey::generate(bits).map_err(|e| e.to_string())?;
-    let der = key.to_pkcs1_der().map_err(|e| e.to_string())?;
-    Ok(der.as_bytes().to_vec())
+    capstan_rsakey::generate_der(bits)
 }
 
 /// A key of `bits` bits from `source`, parsed for signing.
@@ -551,7 +545,7 @@ impl x509_cert::ext::AsExtension for GoExtendedKeyUsage {
 }
 
 /// An RSA key as the certificate builder wants a signer: the `rsa` crate's signing key
-/// names the algorithm and the public key, and [`crate::rsasign`] makes the signature.
+/// names the algorithm and the public key, and `capstan-rsakey` makes the signature.
 struct RsaSigner<'k> {
     identity: rsa::pkcs1v15::SigningKey<sha2::Sha256>,
     key: &'k rsa::RsaPrivateKey,
@@ -559,7 +553,7 @@ struct RsaSigner<'k> {
 
 impl signature::Signer<rsa::pkcs1v15::Signature> for RsaSigner<'_> {
     fn try_sign(&self, message: &[u8]) -> Result<rsa::pkcs1v15::Signature, signature::Error> {
-        let bytes = crate::rsasign::sign_sha256(self.key, message)
+        let bytes = capstan_rsakey::sign_sha256(self.key, message)
             .map_err(signature::Error::from_source)?;
         rsa::pkcs1v15::Signature::try_from(bytes.as_slice())
     }

@@ -27,7 +27,7 @@ const SHA256_DIGEST_INFO: [u8; 19] = [
 
 /// The PKCS#1 v1.5 SHA-256 signature of `message` under `key`, as many bytes as the
 /// modulus. Keys of more than two primes go to the `rsa` crate.
-pub(crate) fn sign_sha256(key: &RsaPrivateKey, message: &[u8]) -> Result<Vec<u8>, String> {
+pub fn sign_sha256(key: &RsaPrivateKey, message: &[u8]) -> Result<Vec<u8>, String> {
     let size = key.size();
     let digest = Sha256::digest(message);
     let padding = size
@@ -113,8 +113,8 @@ mod tests {
     #[test]
     fn signatures_are_the_rsa_crates_bytes() {
         let fixed = RsaPrivateKey::from_pkcs1_pem(RSA_KEY).unwrap();
-        let generated = crate::rsakey::generate(1024).unwrap();
-        let odd_size = crate::rsakey::generate(1026).unwrap();
+        let generated = crate::keygen::generate(1024).unwrap();
+        let odd_size = crate::keygen::generate(1026).unwrap();
         for key in [fixed, generated, odd_size] {
             for message in [&b""[..], b"tbsCertificate", &[0xa5; 3000]] {
                 assert_eq!(
@@ -130,7 +130,7 @@ mod tests {
 
     #[test]
     fn a_key_too_short_for_the_digest_is_refused() {
-        let key = crate::rsakey::generate(256).unwrap();
+        let key = crate::keygen::generate(256).unwrap();
         let error = sign_sha256(&key, b"x").unwrap_err();
         assert!(error.contains("256 bits is too short"), "{error}");
     }

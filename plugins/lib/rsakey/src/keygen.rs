@@ -5,7 +5,7 @@
 //! bound that grows with the size (2^14 for small primes, 2^16 from 768 bits, 2^18 from
 //! 1536 bits; also skipping `p ≡ 1 mod 65537`, where `e` would have no inverse), and a
 //! probable-prime test of each survivor in order: Miller–Rabin to base 2 (squarings and
-//! doublings only, see [`crate::montgomery`]; it rejects practically every composite), then
+//! doublings only, see the `montgomery` module; it rejects practically every composite), then
 //! random bases up to the round count FIPS 186-5 (Table B.1) asks for at the size — the
 //! counts Go's `crypto/rsa` uses, which bound the error for random candidates at 2^-100
 //! without a Lucas test.
@@ -18,7 +18,7 @@ use std::sync::OnceLock;
 use num_bigint_dig::BigUint;
 use rand_core::RngCore;
 
-use crate::crypto::SystemRandom;
+use crate::SystemRandom;
 use crate::montgomery::{
     Limb, Montgomery, add_small, limbs_from_be_bytes, limbs_to_be_bytes, split_minus_one,
 };
@@ -259,7 +259,7 @@ pub(crate) fn random_prime(bits: usize) -> BigUint {
 }
 
 /// A new RSA key of `bits` bits (an even number, at least 32) with exponent 65537.
-pub(crate) fn generate(bits: usize) -> rsa::Result<rsa::RsaPrivateKey> {
+pub fn generate(bits: usize) -> rsa::Result<rsa::RsaPrivateKey> {
     let mut attempts = 0;
     loop {
         let (p, q) = (random_prime(bits / 2), random_prime(bits - bits / 2));
