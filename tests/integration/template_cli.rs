@@ -76,6 +76,21 @@ fn template_command(config: &Path, cache: &Path, case: &Path, variant: &str) -> 
     command
 }
 
+/// The e1a6294 `backend-helm3` fixture (no `template-chart` export), unpacked into `dir`.
+fn early_backend(dir: &Path) -> PathBuf {
+    use std::io::Read;
+    let mut early = Vec::new();
+    flate2::read::GzDecoder::new(
+        std::fs::File::open(repo_root().join("tests/fixtures/backend-helm3-0.2.0-e1a6294.wasm.gz"))
+            .unwrap(),
+    )
+    .read_to_end(&mut early)
+    .unwrap();
+    let path = dir.join("backend-helm3-e1a6294.wasm");
+    std::fs::write(&path, early).unwrap();
+    path
+}
+
 fn capstan_template(
     config: &Path,
     cache: &Path,
@@ -133,7 +148,6 @@ fn capstan_template_prints_what_real_helm_prints() {
 /// printed, and the plugin runtime's call log shows which path each took.
 #[test]
 fn a_folder_renders_in_one_call_and_backends_without_the_export_through_package() {
-    use std::io::Read;
     let Some(corpus) = corpus() else { return };
     let case = corpus.join("bitnami_charts__bitnami_apache");
     if !case.exists() {
@@ -141,15 +155,7 @@ fn a_folder_renders_in_one_call_and_backends_without_the_export_through_package(
     }
     let expected = std::fs::read_to_string(case.join("expected/default.yaml")).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let mut early = Vec::new();
-    flate2::read::GzDecoder::new(
-        std::fs::File::open(repo_root().join("tests/fixtures/backend-helm3-0.2.0-e1a6294.wasm.gz"))
-            .unwrap(),
-    )
-    .read_to_end(&mut early)
-    .unwrap();
-    let early_path = dir.path().join("backend-helm3-e1a6294.wasm");
-    std::fs::write(&early_path, early).unwrap();
+    let early_path = early_backend(dir.path());
     let current_dir = dir.path().join("current");
     let early_dir = dir.path().join("early");
     std::fs::create_dir_all(&current_dir).unwrap();
@@ -296,17 +302,8 @@ type BrokenFolder = (
 /// has no `template-chart`).
 #[test]
 fn broken_folders_are_refused_alike_through_template_chart_and_package() {
-    use std::io::Read;
     let dir = tempfile::tempdir().unwrap();
-    let mut early = Vec::new();
-    flate2::read::GzDecoder::new(
-        std::fs::File::open(repo_root().join("tests/fixtures/backend-helm3-0.2.0-e1a6294.wasm.gz"))
-            .unwrap(),
-    )
-    .read_to_end(&mut early)
-    .unwrap();
-    let early_path = dir.path().join("backend-helm3-e1a6294.wasm");
-    std::fs::write(&early_path, early).unwrap();
+    let early_path = early_backend(dir.path());
     let current_dir = dir.path().join("current");
     let early_dir = dir.path().join("early");
     std::fs::create_dir_all(&current_dir).unwrap();

@@ -60,38 +60,9 @@ pub fn random_bytes(count: usize) -> Vec<u8> {
     buffer
 }
 
-/// The operating system's random source as a `rand_core` generator (for key generation),
-/// drawing from `getrandom` 0.3, which supports WASI preview 2 natively.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct SystemRandom;
-
-impl rand_core::RngCore for SystemRandom {
-    fn next_u32(&mut self) -> u32 {
-        let mut bytes = [0u8; 4];
-        self.fill_bytes(&mut bytes);
-        u32::from_le_bytes(bytes)
-    }
-
-    fn next_u64(&mut self) -> u64 {
-        let mut bytes = [0u8; 8];
-        self.fill_bytes(&mut bytes);
-        u64::from_le_bytes(bytes)
-    }
-
-    fn fill_bytes(&mut self, dest: &mut [u8]) {
-        let _ = getrandom::fill(dest);
-    }
-
-    fn try_fill_bytes(&mut self, dest: &mut [u8]) -> Result<(), rand_core::Error> {
-        getrandom::fill(dest).map_err(|e| {
-            let code = std::num::NonZeroU32::new(e.raw_os_error().unwrap_or(1).unsigned_abs())
-                .unwrap_or(std::num::NonZeroU32::MIN);
-            rand_core::Error::from(code)
-        })
-    }
-}
-
-impl rand_core::CryptoRng for SystemRandom {}
+/// Random bytes from the operating system as the `rand_core` traits want them (shared with
+/// the key generation in `capstan-rsakey`).
+pub use capstan_rsakey::SystemRandom;
 
 /// A uniformly random number below `bound` (which must be positive).
 pub fn random_below(bound: u64) -> u64 {
