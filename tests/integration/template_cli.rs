@@ -76,6 +76,31 @@ fn template_command(config: &Path, cache: &Path, case: &Path, variant: &str) -> 
     command
 }
 
+/// Configurations (each with its own component cache) for the current `backend-helm3` and
+/// for the e1a6294 fixture, which has no `template-chart` export.
+struct TwoBackends {
+    current: PathBuf,
+    current_cache: PathBuf,
+    early: PathBuf,
+    early_cache: PathBuf,
+}
+
+impl TwoBackends {
+    fn in_dir(dir: &Path) -> TwoBackends {
+        let early_component = early_backend(dir);
+        let current_cache = dir.join("current");
+        let early_cache = dir.join("early");
+        std::fs::create_dir_all(&current_cache).unwrap();
+        std::fs::create_dir_all(&early_cache).unwrap();
+        TwoBackends {
+            current: config(&current_cache),
+            early: config_for(&early_cache, &early_component),
+            current_cache,
+            early_cache,
+        }
+    }
+}
+
 /// The e1a6294 `backend-helm3` fixture (no `template-chart` export), unpacked into `dir`.
 fn early_backend(dir: &Path) -> PathBuf {
     use std::io::Read;
@@ -155,16 +180,16 @@ fn a_folder_renders_in_one_call_and_backends_without_the_export_through_package(
     }
     let expected = std::fs::read_to_string(case.join("expected/default.yaml")).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let early_path = early_backend(dir.path());
-    let current_dir = dir.path().join("current");
-    let early_dir = dir.path().join("early");
-    std::fs::create_dir_all(&current_dir).unwrap();
-    std::fs::create_dir_all(&early_dir).unwrap();
+    let backends = TwoBackends::in_dir(dir.path());
     let runs = [
-        (config(&current_dir), &current_dir, vec!["template-chart"]),
         (
-            config_for(&early_dir, &early_path),
-            &early_dir,
+            &backends.current,
+            &backends.current_cache,
+            vec!["template-chart"],
+        ),
+        (
+            &backends.early,
+            &backends.early_cache,
             vec!["package", "template"],
         ),
     ];
@@ -303,13 +328,7 @@ type BrokenFolder = (
 #[test]
 fn broken_folders_are_refused_alike_through_template_chart_and_package() {
     let dir = tempfile::tempdir().unwrap();
-    let early_path = early_backend(dir.path());
-    let current_dir = dir.path().join("current");
-    let early_dir = dir.path().join("early");
-    std::fs::create_dir_all(&current_dir).unwrap();
-    std::fs::create_dir_all(&early_dir).unwrap();
-    let current = config(&current_dir);
-    let packaged = config_for(&early_dir, &early_path);
+    let backends = TwoBackends::in_dir(dir.path());
     let refusal = |config: &Path, cache: &Path, chart: &Path, what: &str| {
         let output = Command::new(capstan_binary())
             .arg("template")
@@ -374,9 +393,9 @@ fn broken_folders_are_refused_alike_through_template_chart_and_package() {
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
             std::fs::write(path, text).unwrap();
         }
-        let now = refusal(&current, &current_dir, &chart, what);
+        let now = refusal(&backends.current, &backends.current_cache, &chart, what);
         assert_eq!(now, wanted, "{what}");
-        let early = refusal(&packaged, &early_dir, &chart, what);
+        let early = refusal(&backends.early, &backends.early_cache, &chart, what);
         if same_in_early {
             assert_eq!(early, now, "{what}: package + template says otherwise");
         }

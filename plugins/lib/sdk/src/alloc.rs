@@ -384,10 +384,8 @@ unsafe impl GlobalAlloc for SizeClassAllocator {
         }
         // SAFETY: the caller guarantees `new_size` with `layout.align()` is a valid layout.
         let new_layout = unsafe { Layout::from_size_align_unchecked(new_size, layout.align()) };
-        if Self::class_of(new_layout).is_some()
-            && Self::class_of(new_layout) == Self::class_of(layout)
-        {
-            // Still fits the same block.
+        if Self::class_of(new_layout) == Self::class_of(layout) {
+            // Still fits the same block (an owned block always has a class).
             return block;
         }
         // SAFETY: a fresh allocation of the new layout, the old contents copied (up to the
