@@ -194,7 +194,7 @@ fn a_folder_renders_in_one_call_and_backends_without_the_export_through_package(
         ),
     ];
     for (config, cache, wanted_calls) in runs {
-        let output = template_command(&config, cache, &case, "default")
+        let output = template_command(config, cache, &case, "default")
             .env("RUST_LOG", "error,capstan::plugins::call=debug")
             .output()
             .unwrap();
