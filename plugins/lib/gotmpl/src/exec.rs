@@ -5,7 +5,7 @@
 //! texts with template name, line and column. Limits on template nesting depth, output
 //! size and steps make a hostile template fail cleanly instead of exhausting the machine.
 
-use std::collections::HashMap;
+use foldhash::{HashMap, HashMapExt};
 use std::fmt;
 use std::rc::Rc;
 

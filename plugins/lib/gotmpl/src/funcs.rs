@@ -2,7 +2,7 @@
 //! arguments the way Go's reflection-based call does (with Go's error wording when a value
 //! has the wrong type).
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 use std::rc::Rc;
 
 use crate::value::Value;

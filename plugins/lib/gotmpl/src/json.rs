@@ -6,7 +6,7 @@
 //! Both directions work with an explicit stack instead of recursion, so neither deeply
 //! nested input nor a map that contains itself can overflow the native stack.
 
-use std::collections::HashSet;
+use foldhash::{HashSet, HashSetExt};
 use std::rc::Rc;
 
 use crate::gofmt::{format_float, quote};

@@ -4,7 +4,7 @@
 //! `define`/`template`/`block`, and Go's parse-time checks (undefined variables and
 //! functions, misplaced `end`/`else`/`break`) with Go's error wording.
 
-use std::collections::HashMap;
+use foldhash::{HashMap, HashMapExt};
 use std::fmt;
 use std::rc::Rc;
 

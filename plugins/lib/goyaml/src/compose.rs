@@ -2,7 +2,7 @@
 //! document, with anchors registered as they start (so a self-reference is detectable) and
 //! aliases resolved to their anchored node.
 
-use std::collections::HashMap;
+use foldhash::{HashMap, HashMapExt};
 
 use crate::parser::{Event, EventKind, Parser};
 

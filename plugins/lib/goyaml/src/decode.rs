@@ -4,7 +4,9 @@
 //! need: sigs.k8s.io/yaml's JSON round trip (keys stringified, every number float64) or the
 //! typed values as they are.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
+
+use foldhash::{HashSet, HashSetExt};
 
 use capstan_gotmpl::value::{Value, format_float_g};
 

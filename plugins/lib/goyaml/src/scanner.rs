@@ -3,7 +3,9 @@
 //! folding and error texts and marks, so that what go-yaml accepts (and how it complains)
 //! is reproduced.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
+
+use foldhash::{HashMap, HashMapExt};
 
 /// A position: character index, 0-based line and column.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -115,7 +117,7 @@ const MAX_INDENTS: usize = 10000;
 /// not at the current one).
 struct Reader {
     /// Byte offset (in the input, byte-order mark included) just after each character.
-    char_end: Vec<usize>,
+    char_end: CharEnds,
     total: usize,
     starts_with_bom: bool,
     input_pos: usize,
@@ -129,6 +131,33 @@ struct Reader {
 }
 
 const RAW_BUFFER_SIZE: usize = 512;
+
+/// Where each character of the input ends, in bytes: arithmetic for ASCII input (one byte
+/// per character, the common case), a table otherwise. Both are sorted, strictly rising.
+enum CharEnds {
+    /// `count` one-byte characters after `start` bytes (a byte-order mark, or none).
+    Ascii { start: usize, count: usize },
+    /// The end offset of every character.
+    Table(Vec<usize>),
+}
+
+impl CharEnds {
+    /// End offset of character `index` (`index` below the character count).
+    fn get(&self, index: usize) -> usize {
+        match self {
+            CharEnds::Ascii { start, .. } => start + index + 1,
+            CharEnds::Table(ends) => ends[index],
+        }
+    }
+
+    /// How many characters end at or before byte `offset`.
+    fn count_ending_by(&self, offset: usize) -> usize {
+        match self {
+            CharEnds::Ascii { start, count } => offset.saturating_sub(*start).min(*count),
+            CharEnds::Table(ends) => ends.partition_point(|&end| end <= offset),
+        }
+    }
+}
 
 impl Reader {
     #[inline(always)]
@@ -171,10 +200,14 @@ impl Reader {
                 self.update_raw();
             }
             first = false;
-            while self.decoded < self.char_end.len()
-                && self.char_end[self.decoded] <= self.input_pos
-            {
-                if self.bad_char == Some(self.decoded) {
+            // Decode every character that ends within the raw input taken so far.
+            let upto = self.char_end.count_ending_by(self.input_pos);
+            if upto > self.decoded {
+                if let Some(bad) = self.bad_char.filter(|b| (self.decoded..upto).contains(b)) {
+                    if bad > self.decoded {
+                        self.consumed = self.char_end.get(bad - 1);
+                    }
+                    self.decoded = bad;
                     return Err(Problem {
                         kind: ErrorKind::Reader,
                         context: "",
@@ -183,8 +216,8 @@ impl Reader {
                         problem_mark: Mark::default(),
                     });
                 }
-                self.consumed = self.char_end[self.decoded];
-                self.decoded += 1;
+                self.consumed = self.char_end.get(upto - 1);
+                self.decoded = upto;
             }
             if self.eof {
                 self.nuls += 1;
@@ -241,12 +274,21 @@ impl Scanner {
         let body = text.strip_prefix('\u{FEFF}').unwrap_or(text);
         let mut buf: Vec<char> = body.chars().collect();
         let bad_char = buf.iter().position(|&c| !reader_allows(c));
-        let mut char_end = Vec::with_capacity(buf.len());
-        let mut offset = text.len() - body.len();
-        for c in &buf {
-            offset += c.len_utf8();
-            char_end.push(offset);
-        }
+        let bom_len = text.len() - body.len();
+        let char_end = if body.is_ascii() {
+            CharEnds::Ascii {
+                start: bom_len,
+                count: buf.len(),
+            }
+        } else {
+            let mut ends = Vec::with_capacity(buf.len());
+            let mut offset = bom_len;
+            for c in &buf {
+                offset += c.len_utf8();
+                ends.push(offset);
+            }
+            CharEnds::Table(ends)
+        };
         let reader = Reader {
             char_end,
             total: text.len(),

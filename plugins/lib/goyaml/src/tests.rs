@@ -305,6 +305,27 @@ fn go_yaml_error_tests() {
     );
 }
 
+/// The reader takes ASCII input by arithmetic and other input through a table of character
+/// ends: both must decode the same documents and refuse a control character wherever it is.
+#[test]
+fn ascii_and_non_ascii_input_read_alike() {
+    let pad = "# ".to_owned() + &"x".repeat(700) + "\n";
+    let pad_utf8 = "# ".to_owned() + &"é".repeat(350) + "\n";
+    for prefix in ["", "\u{FEFF}"] {
+        for comment in [pad.as_str(), pad_utf8.as_str()] {
+            let doc = format!("{prefix}{comment}a: 1\nb: [x, y]\n");
+            assert_eq!(parse(&doc), parse("a: 1\nb: [x, y]\n"), "input {doc:?}");
+            let bad = format!("{prefix}{comment}a: 1\nb: \x01\n");
+            assert_eq!(
+                typed(&bad),
+                "ERR yaml: control characters are not allowed",
+                "input {bad:?}"
+            );
+        }
+    }
+    assert_eq!(parse("k: é€𝄞\n"), parse("k: \"é€𝄞\"\n"));
+}
+
 #[test]
 fn binary_values() {
     // decode_test.go: !!binary in a literal block with line breaks.

@@ -60,6 +60,13 @@ pub struct RenderOptions {
     /// Post-renderer run between rendering and sorting (`--post-renderer`); `None` for
     /// none.
     pub post_render: Option<crate::postrender::PostRenderFn>,
+    /// Leave what rendering built (the parsed template set, the chart's values as
+    /// templates saw them) unfreed when it ends, for a caller whose memory is discarded
+    /// right after: a component instance, which lives for one call, or a one-shot process.
+    /// Freeing thousands of parse-tree nodes and value maps one by one is then wasted work
+    /// (measured: about a sixth of bitnami/mastodon's native render). Long-lived callers
+    /// leave it `false`.
+    pub skip_teardown: bool,
 }
 
 /// A rendering failure, worded as Helm words it.
@@ -374,6 +381,10 @@ pub fn render(
             .execute(name, renderable.vals.clone())
             .map_err(exec_error)?;
         rendered.insert(name.clone(), output.replace("<no value>", ""));
+    }
+    if options.skip_teardown {
+        std::mem::forget(set);
+        std::mem::forget(templates);
     }
     Ok(rendered)
 }

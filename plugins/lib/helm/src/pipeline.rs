@@ -67,7 +67,13 @@ pub fn render_chart(
     }
     // Helm 2 rendering (a Tiller version) keeps Helm 2's own hooks.
     let helm2 = options.capabilities.tiller_version.is_some();
-    Ok(assemble(chart.name(), files, subchart_notes, helm2)?)
+    let assembled = assemble(chart.name(), files, subchart_notes, helm2)?;
+    if options.skip_teardown {
+        std::mem::forget(top);
+        std::mem::forget(values);
+        std::mem::forget(chart);
+    }
+    Ok(assembled)
 }
 
 #[cfg(test)]

@@ -165,6 +165,9 @@ fn render_loaded(loaded: Chart, request: Request<'_>) -> Result<Render, Error> {
         rsa_keys: Some(host_rsa_keys()),
         lookup: request.lookup,
         post_render: request.post_render.then(host_post_render),
+        // This crate runs inside a component instance that lives for one call: its memory
+        // goes when the call ends.
+        skip_teardown: true,
         ..RenderOptions::default()
     };
     let assembled =
