@@ -25,6 +25,7 @@ fn tiller() {
 }
 
 capstan_plugin_sdk::use_size_class_allocator!();
+capstan_plugin_sdk::use_word_memcmp!();
 
 struct Helm2;
 

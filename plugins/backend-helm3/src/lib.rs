@@ -22,6 +22,7 @@ use capstan_plugin_sdk::backend::exports::capstan::plugin::backend::{
 use capstan_release::{package, plan, render, rollback, store, sync, uninstall};
 
 capstan_plugin_sdk::use_size_class_allocator!();
+capstan_plugin_sdk::use_word_memcmp!();
 
 struct Helm3;
 

@@ -17,6 +17,7 @@ use exports::capstan::compat::helm_services::{
 };
 
 capstan_plugin_sdk::use_size_class_allocator!();
+capstan_plugin_sdk::use_word_memcmp!();
 
 struct HelmServices;
 

@@ -67,6 +67,7 @@ impl GitSpec {
 }
 
 capstan_plugin_sdk::use_size_class_allocator!();
+capstan_plugin_sdk::use_word_memcmp!();
 
 struct GitChartSource;
 

@@ -27,6 +27,7 @@ use capstan_plugin_sdk::source::exports::capstan::plugin::source::{
 };
 
 capstan_plugin_sdk::use_size_class_allocator!();
+capstan_plugin_sdk::use_word_memcmp!();
 
 struct HelmRepoSource;
 

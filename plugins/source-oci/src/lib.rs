@@ -64,6 +64,7 @@ struct OciSpec {
 }
 
 capstan_plugin_sdk::use_size_class_allocator!();
+capstan_plugin_sdk::use_word_memcmp!();
 
 /// A spec, checked.
 struct Source {

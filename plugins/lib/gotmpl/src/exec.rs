@@ -99,6 +99,8 @@ pub struct Template {
     /// per subchart (Bitnami's `common`: 132 of mastodon's 356 template files are copies),
     /// and a copy needs no second parse, only its own file name.
     parsed: HashMap<Rc<str>, Rc<[Tree]>>,
+    /// Names and constants of every tree parsed into the set, one copy each.
+    names: parse::Names,
     funcs: Rc<FuncMap>,
     /// Missing map keys.
     pub missing_key: MissingKey,
@@ -114,6 +116,7 @@ impl Template {
         Template {
             trees: HashMap::new(),
             parsed: HashMap::new(),
+            names: parse::Names::default(),
             funcs: Rc::new(all),
             missing_key: MissingKey::Default,
             limits: Limits::default(),
@@ -146,8 +149,9 @@ impl Template {
                 })
                 .collect(),
             None => {
-                let funcs = self.funcs.clone();
-                let trees = parse::parse(name, text, &|f| funcs.contains(f))?;
+                let funcs = &self.funcs;
+                let trees =
+                    parse::parse_interned(name, text, &|f| funcs.contains(f), &mut self.names)?;
                 if let Some(main) = trees.first() {
                     self.parsed.insert(main.text.clone(), trees.clone().into());
                 }
@@ -723,7 +727,7 @@ impl<'t> State<'t> {
         mut invalid: bool,
         pos: usize,
         node: &Arg,
-        names: &[String],
+        names: &[Rc<str>],
         cmd: &Command,
         final_value: Option<Value>,
     ) -> ExecResult<Value> {

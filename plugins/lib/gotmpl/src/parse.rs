@@ -4,7 +4,7 @@
 //! `define`/`template`/`block`, and Go's parse-time checks (undefined variables and
 //! functions, misplaced `end`/`else`/`break`) with Go's error wording.
 
-use foldhash::{HashMap, HashMapExt};
+use foldhash::{HashMap, HashMapExt, HashSet};
 use std::fmt;
 use std::rc::Rc;
 
@@ -94,9 +94,9 @@ pub struct Command {
 #[derive(Debug, Clone)]
 pub enum Arg {
     /// `.A.B` (names without dots).
-    Field(usize, Vec<String>),
+    Field(usize, Vec<Rc<str>>),
     /// `$x.A.B`: the variable name then fields.
-    Variable(usize, Vec<String>),
+    Variable(usize, Vec<Rc<str>>),
     /// `.`.
     Dot(usize),
     /// `nil`.
@@ -106,11 +106,11 @@ pub enum Arg {
     /// A number or character constant.
     Number(usize, Number),
     /// A string constant: value and text as written.
-    String(usize, Rc<str>, String),
+    String(usize, Rc<str>, Rc<str>),
     /// A function name.
-    Identifier(usize, String),
+    Identifier(usize, Rc<str>),
     /// `(pipeline).A.B` or another term followed by fields.
-    Chain(usize, Box<Arg>, Vec<String>),
+    Chain(usize, Box<Arg>, Vec<Rc<str>>),
     /// `(pipeline)`.
     Pipe(usize, Box<Pipe>),
 }
@@ -173,6 +173,37 @@ pub fn parse(
     text: &str,
     is_func: &dyn Fn(&str) -> bool,
 ) -> Result<Vec<Tree>, ParseError> {
+    parse_interned(name, text, is_func, &mut Names::default())
+}
+
+/// The names and constants of parsed templates, one shared copy of each: a template set
+/// names the same functions, fields and templates thousands of times (`include`,
+/// `.Values`, `"common.names.fullname"`), and one allocation per occurrence — made while
+/// parsing, freed with the tree — was most of what parsing cost.
+#[derive(Clone, Default)]
+pub struct Names {
+    known: HashSet<Rc<str>>,
+}
+
+impl Names {
+    /// The shared copy of `text`.
+    pub fn get(&mut self, text: &str) -> Rc<str> {
+        if let Some(known) = self.known.get(text) {
+            return known.clone();
+        }
+        let name: Rc<str> = Rc::from(text);
+        self.known.insert(name.clone());
+        name
+    }
+}
+
+/// [`parse`] with names and constants shared with earlier parses through `names`.
+pub fn parse_interned(
+    name: &str,
+    text: &str,
+    is_func: &dyn Fn(&str) -> bool,
+    names: &mut Names,
+) -> Result<Vec<Tree>, ParseError> {
     let (items, lex_error) = lex_until_error(text);
     let text: Rc<str> = Rc::from(text);
     let mut parser = Parser {
@@ -186,6 +217,7 @@ pub fn parse(
         is_func,
         defined: Vec::new(),
         defined_names: HashMap::new(),
+        names,
     };
     let root = parser.parse_top()?;
     let mut trees = vec![Tree {
@@ -215,6 +247,7 @@ struct Parser<'a> {
     is_func: &'a dyn Fn(&str) -> bool,
     defined: Vec<Tree>,
     defined_names: HashMap<String, usize>,
+    names: &'a mut Names,
 }
 
 type PResult<T> = Result<T, ParseError>;
@@ -684,7 +717,8 @@ impl<'a> Parser<'a> {
         let chain_pos = self.peek().pos;
         let mut fields = Vec::new();
         while self.peek().kind == ItemKind::Field {
-            fields.push(self.next().text[1..].to_owned());
+            let field = self.next().text;
+            fields.push(self.names.get(&field[1..]));
         }
         Ok(Some(match term {
             Arg::Field(_, mut names) => {
@@ -715,7 +749,7 @@ impl<'a> Parser<'a> {
                     return self
                         .error(token.line, format!("function {:?} not defined", token.text));
                 }
-                Arg::Identifier(pos, token.text.to_owned())
+                Arg::Identifier(pos, self.names.get(token.text))
             }
             ItemKind::Dot => Arg::Dot(pos),
             ItemKind::Nil => Arg::Nil(pos),
@@ -723,9 +757,9 @@ impl<'a> Parser<'a> {
                 if !self.vars.contains(&token.text) {
                     return self.error(token.line, format!("undefined variable {:?}", token.text));
                 }
-                Arg::Variable(pos, vec![token.text.to_owned()])
+                Arg::Variable(pos, vec![self.names.get(token.text)])
             }
-            ItemKind::Field => Arg::Field(pos, vec![token.text[1..].to_owned()]),
+            ItemKind::Field => Arg::Field(pos, vec![self.names.get(&token.text[1..])]),
             ItemKind::Bool => Arg::Bool(pos, token.text == "true"),
             ItemKind::CharConstant | ItemKind::Number | ItemKind::Complex => {
                 let literal = match token.kind {
@@ -747,7 +781,7 @@ impl<'a> Parser<'a> {
                 let value = unquote(token.text)
                     .ok_or(())
                     .or_else(|_| self.error(token.line, "invalid syntax"))?;
-                Arg::String(pos, Rc::from(value), token.text.to_owned())
+                Arg::String(pos, self.names.get(&value), self.names.get(token.text))
             }
             _ => {
                 self.backup();
@@ -841,7 +875,7 @@ pub fn arg_string(arg: &Arg) -> String {
     match arg {
         Arg::Field(_, names) => names.iter().map(|n| format!(".{n}")).collect(),
         Arg::Variable(_, names) => {
-            let mut out = names[0].clone();
+            let mut out = names[0].to_string();
             for n in &names[1..] {
                 out.push('.');
                 out.push_str(n);
@@ -852,8 +886,8 @@ pub fn arg_string(arg: &Arg) -> String {
         Arg::Nil(_) => "nil".into(),
         Arg::Bool(_, b) => b.to_string(),
         Arg::Number(_, n) => n.text.clone(),
-        Arg::String(_, _, text) => text.clone(),
-        Arg::Identifier(_, name) => name.clone(),
+        Arg::String(_, _, text) => text.to_string(),
+        Arg::Identifier(_, name) => name.to_string(),
         Arg::Chain(_, node, fields) => {
             let mut out = match node.as_ref() {
                 Arg::Pipe(..) => arg_string(node),

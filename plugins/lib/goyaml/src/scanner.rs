@@ -272,10 +272,16 @@ impl Scanner {
     pub fn new(text: &str) -> Scanner {
         let starts_with_bom = text.starts_with('\u{FEFF}');
         let body = text.strip_prefix('\u{FEFF}').unwrap_or(text);
-        let mut buf: Vec<char> = body.chars().collect();
+        let ascii = body.is_ascii();
+        // One byte per character: widening bytes is much cheaper than decoding UTF-8.
+        let mut buf: Vec<char> = if ascii {
+            body.bytes().map(char::from).collect()
+        } else {
+            body.chars().collect()
+        };
         let bad_char = buf.iter().position(|&c| !reader_allows(c));
         let bom_len = text.len() - body.len();
-        let char_end = if body.is_ascii() {
+        let char_end = if ascii {
             CharEnds::Ascii {
                 start: bom_len,
                 count: buf.len(),

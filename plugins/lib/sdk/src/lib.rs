@@ -13,6 +13,7 @@
 //! [`backend::export_backend_plugin!`].
 
 pub mod alloc;
+pub mod memcmp;
 
 /// Version of the `capstan:plugin` WIT package these bindings were generated from.
 pub const WIT_VERSION: &str = "0.2.0";
