@@ -254,12 +254,17 @@ impl Value {
     pub fn deep_copy(&self) -> Value {
         match self {
             Value::List(l) => Value::from(l.iter().map(Value::deep_copy).collect::<Vec<_>>()),
-            Value::Map(m) => Value::from(
-                m.borrow()
-                    .iter()
-                    .map(|(k, v)| (k.clone(), v.deep_copy()))
-                    .collect::<Map>(),
-            ),
+            Value::Map(m) => {
+                // Cloning the tree keeps its shape (collecting pairs would sort and rebuild
+                // it); then only nested maps and lists need copies of their own.
+                let mut copy = m.borrow().clone();
+                for value in copy.values_mut() {
+                    if matches!(value, Value::Map(_) | Value::List(_)) {
+                        *value = value.deep_copy();
+                    }
+                }
+                Value::from(copy)
+            }
             other => other.clone(),
         }
     }
@@ -498,6 +503,41 @@ mod tests {
             inner.borrow_mut().insert("x".into(), Value::Nil);
         }
         assert_eq!(m.to_go_string(), "map[k:v]");
+    }
+
+    #[test]
+    fn deep_copies_share_no_nested_map_or_list() {
+        let inner = Value::new_map();
+        let listed = Value::new_map();
+        let original = Value::new_map();
+        if let (Value::Map(o), Value::Map(i)) = (&original, &inner) {
+            i.borrow_mut().insert("k".into(), Value::from("v"));
+            o.borrow_mut().insert("inner".into(), inner.clone());
+            o.borrow_mut().insert(
+                "list".into(),
+                Value::from(vec![listed.clone(), Value::Int(1)]),
+            );
+            o.borrow_mut().insert("s".into(), Value::from("x"));
+        }
+        let copy = original.deep_copy();
+        assert_eq!(copy.to_go_string(), original.to_go_string());
+        let Value::Map(c) = &copy else {
+            panic!("not a map")
+        };
+        if let Some(Value::Map(ci)) = c.borrow().get("inner") {
+            ci.borrow_mut().insert("added".into(), Value::Nil);
+        }
+        if let Some(Value::List(cl)) = c.borrow().get("list")
+            && let Some(Value::Map(cm)) = cl.first()
+        {
+            cm.borrow_mut().insert("added".into(), Value::Nil);
+        }
+        assert_eq!(inner.to_go_string(), "map[k:v]");
+        assert_eq!(listed.to_go_string(), "map[]");
+        assert_eq!(
+            original.to_go_string(),
+            "map[inner:map[k:v] list:[map[] 1] s:x]"
+        );
     }
 
     #[test]

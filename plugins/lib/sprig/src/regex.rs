@@ -3,6 +3,8 @@
 //! `Split` skip an empty match right after a previous match as Go does, replacement
 //! templates expand `$1`/`${name}` by Go's rules, and compile errors are worded like Go's.
 
+use std::rc::Rc;
+
 use capstan_gotmpl::funcs::{FuncError, FuncMap, arg_int, arg_str};
 use capstan_gotmpl::value::Value;
 use regex::Regex;
@@ -70,7 +72,7 @@ pub fn register(funcs: &mut FuncMap) {
 }
 
 /// Compile for a `must` function (Go's compile error) or a plain one (`MustCompile`'s panic).
-fn compile_for(pattern: &str, must: bool) -> Result<Regex, FuncError> {
+fn compile_for(pattern: &str, must: bool) -> Result<Rc<Regex>, FuncError> {
     compile(pattern).map_err(|e| {
         if must {
             FuncError::new(e)
@@ -96,17 +98,19 @@ fn backquote(s: &str) -> String {
 const COMPILED_CACHE_ENTRIES: usize = 256;
 
 thread_local! {
-    static COMPILED: std::cell::RefCell<std::collections::HashMap<String, Regex>> =
+    // Shared, not cloned: a cloned `Regex` starts with an empty matching cache of its own,
+    // and building that again on every call cost as much as the match.
+    static COMPILED: std::cell::RefCell<std::collections::HashMap<String, Rc<Regex>>> =
         std::cell::RefCell::new(std::collections::HashMap::new());
 }
 
 /// Compile a Go regular expression; the error is worded as Go's `regexp.Compile` would.
-pub fn compile(pattern: &str) -> Result<Regex, String> {
+pub fn compile(pattern: &str) -> Result<Rc<Regex>, String> {
     if let Some(re) = COMPILED.with(|cache| cache.borrow().get(pattern).cloned()) {
         return Ok(re);
     }
     let translated = translate(pattern)?;
-    let re = Regex::new(&translated).map_err(|_| go_error(pattern))?;
+    let re = Rc::new(Regex::new(&translated).map_err(|_| go_error(pattern))?);
     COMPILED.with(|cache| {
         let mut cache = cache.borrow_mut();
         if cache.len() >= COMPILED_CACHE_ENTRIES {
