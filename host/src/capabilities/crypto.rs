@@ -33,8 +33,8 @@ type PendingKey = oneshot::Receiver<Result<Vec<u8>, String>>;
 
 /// Keys generated ahead of the requests, per size. A chart that makes keys usually makes
 /// several in a row (Bitnami's harbor nine of 2048 bits, milvus three of 4096), and the
-/// component waits for each; so every request also starts the next key of its size on
-/// another core, up to `depth` in flight, and takes the oldest one started. Each key is
+/// component waits for each; so every request, once answered, starts the next key of its
+/// size, up to `depth` in flight, and the next request takes the oldest one started. Each key is
 /// fresh and handed out once; the few spare keys of a size stay in memory until
 /// asked for (threads are detached: a command that exits does not wait for them).
 pub struct KeyReserve {
@@ -66,20 +66,26 @@ impl KeyReserve {
         }
         let taken = {
             let mut spares = self.spares.lock().unwrap_or_else(|e| e.into_inner());
-            let queue = spares.entry(bits).or_default();
-            let taken = queue.pop_front();
-            while queue.len() < self.depth {
-                queue.push_back(start_key(bits));
-            }
-            taken
+            spares.entry(bits).or_default().pop_front()
         };
-        // A spare whose generation failed is replaced by a fresh attempt.
-        if let Some(pending) = taken
-            && let Ok(Ok(key)) = pending.await
-        {
-            return Ok(key);
+        let key = match taken {
+            Some(pending) => match pending.await {
+                Ok(Ok(key)) => Ok(key),
+                // A spare whose generation failed is replaced by a fresh attempt.
+                _ => fresh_key(bits).await,
+            },
+            None => fresh_key(bits).await,
+        };
+        // The next keys start only once this one is here: started beside it, they took
+        // half the cores from the search the caller waits on (a chart with one key, as
+        // bitnami/thanos, waited about twice as long), while started now they run during
+        // the rendering between the chart's key requests.
+        let mut spares = self.spares.lock().unwrap_or_else(|e| e.into_inner());
+        let queue = spares.entry(bits).or_default();
+        while queue.len() < self.depth {
+            queue.push_back(start_key(bits));
         }
-        fresh_key(bits).await
+        key
     }
 
     /// Spare keys of `bits` bits in flight or ready.
