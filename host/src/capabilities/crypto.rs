@@ -7,7 +7,7 @@
 //! and reaches nothing; sizes are bounded so one call costs at most a few seconds of CPU.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::{LazyLock, Mutex};
+use std::sync::{LazyLock, Mutex, MutexGuard};
 use std::time::Instant;
 
 use tokio::sync::oneshot;
@@ -20,11 +20,6 @@ use crate::plugins::call::CallState;
 /// Smallest and largest key sizes a plugin may ask for.
 const KEY_BITS: std::ops::RangeInclusive<u32> = 1024..=4096;
 
-/// A fresh RSA key of `bits` bits (exponent 65537) as PKCS#1 DER.
-pub fn generate_rsa_key_der(bits: usize) -> Result<Vec<u8>, String> {
-    capstan_rsakey::generate_der(bits)
-}
-
 /// The key sizes generated ahead.
 const RESERVED_SIZES: [u32; 3] = [2048, 3072, 4096];
 
@@ -34,8 +29,8 @@ type PendingKey = oneshot::Receiver<Result<Vec<u8>, String>>;
 /// Keys generated ahead of the requests, per size. A chart that makes keys usually makes
 /// several in a row (Bitnami's harbor nine of 2048 bits, milvus three of 4096), and the
 /// component waits for each; so every request, once answered, starts the next key of its
-/// size, up to `depth` in flight, and the next request takes the oldest one started. Each key is
-/// fresh and handed out once; the few spare keys of a size stay in memory until
+/// size, up to `depth` in flight, and the next request takes the oldest one started. Each
+/// key is fresh and handed out once; the few spare keys of a size stay in memory until
 /// asked for (threads are detached: a command that exits does not wait for them).
 pub struct KeyReserve {
     depth: usize,
@@ -64,10 +59,7 @@ impl KeyReserve {
         if !RESERVED_SIZES.contains(&bits) {
             return fresh_key(bits).await;
         }
-        let taken = {
-            let mut spares = self.spares.lock().unwrap_or_else(|e| e.into_inner());
-            spares.entry(bits).or_default().pop_front()
-        };
+        let taken = self.queues().entry(bits).or_default().pop_front();
         let key = match taken {
             Some(pending) => match pending.await {
                 Ok(Ok(key)) => Ok(key),
@@ -80,8 +72,8 @@ impl KeyReserve {
         // half the cores from the search the caller waits on (a chart with one key, as
         // bitnami/thanos, waited about twice as long), while started now they run during
         // the rendering between the chart's key requests.
-        let mut spares = self.spares.lock().unwrap_or_else(|e| e.into_inner());
-        let queue = spares.entry(bits).or_default();
+        let mut queues = self.queues();
+        let queue = queues.entry(bits).or_default();
         while queue.len() < self.depth {
             queue.push_back(start_key(bits));
         }
@@ -90,8 +82,12 @@ impl KeyReserve {
 
     /// Spare keys of `bits` bits in flight or ready.
     pub fn spares(&self, bits: u32) -> usize {
-        let spares = self.spares.lock().unwrap_or_else(|e| e.into_inner());
-        spares.get(&bits).map_or(0, VecDeque::len)
+        self.queues().get(&bits).map_or(0, VecDeque::len)
+    }
+
+    /// The spare keys by size (a panic elsewhere while holding them leaves them usable).
+    fn queues(&self) -> MutexGuard<'_, HashMap<u32, VecDeque<PendingKey>>> {
+        self.spares.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
@@ -109,7 +105,7 @@ fn start_key(bits: u32) -> PendingKey {
     let _ = std::thread::Builder::new()
         .name("capstan-rsa-key".into())
         .spawn(move || {
-            let _ = sender.send(generate_rsa_key_der(bits as usize));
+            let _ = sender.send(capstan_rsakey::generate_der(bits as usize));
         });
     receiver
 }
@@ -179,7 +175,7 @@ mod tests {
     fn generates_valid_pkcs1_keys_of_the_size_asked() {
         // PKCS#1 keys the `rsa` crate parses and validates, of the size asked for.
         for bits in [1024, 2048] {
-            let der = super::generate_rsa_key_der(bits).unwrap();
+            let der = capstan_rsakey::generate_der(bits).unwrap();
             let key = rsa::RsaPrivateKey::from_pkcs1_der(&der).unwrap();
             key.validate().unwrap();
             assert_eq!(key.size() * 8, bits);
