@@ -422,8 +422,9 @@ fn load_backend(
     config: &std::path::Path,
     backend: Option<String>,
     cache_dir: Option<PathBuf>,
+    preemption: plugins::Preemption,
 ) -> anyhow::Result<(PluginRuntime, String)> {
-    load_backend_with(config, backend, cache_dir, |_| {})
+    load_backend_with(config, backend, cache_dir, preemption, |_| {})
 }
 
 /// [`load_backend`], with `adjust` applied to the backend's configuration entry first.
@@ -431,6 +432,7 @@ fn load_backend_with(
     config: &std::path::Path,
     backend: Option<String>,
     cache_dir: Option<PathBuf>,
+    preemption: plugins::Preemption,
     adjust: impl FnOnce(&mut capstan::config::PluginConfig),
 ) -> anyhow::Result<(PluginRuntime, String)> {
     let config_file = Config::load(config)?;
@@ -449,15 +451,18 @@ fn load_backend_with(
         })?;
     let mut entry = entry.clone();
     adjust(&mut entry);
-    let runtime = load_plugin(&entry, cache_dir)?;
+    let runtime = load_plugin(&entry, cache_dir, preemption)?;
     Ok((runtime, backend_name))
 }
 
 /// A runtime with the one plugin `entry`, its compiled form cached under `cache_dir`
-/// (default: `$XDG_CACHE_HOME/capstan`).
+/// (default: `$XDG_CACHE_HOME/capstan`). Commands that change a cluster keep epoch
+/// preemption (a call past its deadline fails as a call, not by ending the process);
+/// `template` takes the watchdog (see [`plugins::Preemption`]).
 fn load_plugin(
     entry: &capstan::config::PluginConfig,
     cache_dir: Option<PathBuf>,
+    preemption: plugins::Preemption,
 ) -> anyhow::Result<PluginRuntime> {
     let cache = cache_dir
         .or_else(|| {
@@ -466,11 +471,14 @@ fn load_plugin(
                 .map(std::path::Path::to_path_buf)
         })
         .context("no cache folder: pass --cache-dir")?;
-    let mut runtime = PluginRuntime::with_call_slots(
-        cache.join("components"),
-        None,
-        plugins::COMMAND_CALL_SLOTS,
-    )?;
+    let mut runtime = match preemption {
+        plugins::Preemption::Epoch => PluginRuntime::with_call_slots(
+            cache.join("components"),
+            None,
+            plugins::COMMAND_CALL_SLOTS,
+        )?,
+        plugins::Preemption::Watchdog => PluginRuntime::one_shot(cache.join("components"))?,
+    };
     runtime.load(entry)?;
     Ok(runtime)
 }
@@ -486,6 +494,7 @@ async fn release(args: BackendArgs, command: ReleaseCommand) -> anyhow::Result<(
             &config,
             a.to.clone().or(args.backend),
             args.cache_dir,
+            plugins::Preemption::Epoch,
             |entry| {
                 let env = &mut entry.wasi.env;
                 env.insert("CAPSTAN_IMPORT_HELM2".into(), a.import_mode().into());
@@ -495,7 +504,12 @@ async fn release(args: BackendArgs, command: ReleaseCommand) -> anyhow::Result<(
                 }
             },
         )?,
-        _ => load_backend(&config, args.backend, args.cache_dir)?,
+        _ => load_backend(
+            &config,
+            args.backend,
+            args.cache_dir,
+            plugins::Preemption::Epoch,
+        )?,
     };
     let backend = runtime.backend(&name)?;
     match command {
@@ -521,11 +535,23 @@ async fn template(args: TemplateArgs) -> anyhow::Result<()> {
         set_literal: args.set_literal.clone(),
     })?;
     let (runtime, backend_name) = match &args.config {
-        Some(config) => load_backend(config, args.backend.clone(), args.cache_dir.clone())?,
+        Some(config) => load_backend(
+            config,
+            args.backend.clone(),
+            args.cache_dir.clone(),
+            plugins::Preemption::Watchdog,
+        )?,
         None => {
             let name = args.backend.clone().unwrap_or_else(|| "helm3".to_owned());
             let entry = plugins::installed::backend_beside_binary(&name)?;
-            (load_plugin(&entry, args.cache_dir.clone())?, name)
+            (
+                load_plugin(
+                    &entry,
+                    args.cache_dir.clone(),
+                    plugins::Preemption::Watchdog,
+                )?,
+                name,
+            )
         }
     };
     let backend = runtime.backend(&backend_name)?;
@@ -657,7 +683,7 @@ async fn inspect_plugin(file: &std::path::Path) -> anyhow::Result<()> {
         );
         return print_declared_kinds(file).await;
     }
-    let engine = plugins::engine_for(plugins::COMMAND_CALL_SLOTS)?;
+    let engine = plugins::engine_for(plugins::COMMAND_CALL_SLOTS, plugins::Preemption::Epoch)?;
     let description = plugins::describe_file(&engine, file)?;
     let worlds = description.capstan_worlds();
     if worlds.is_empty() {

@@ -401,3 +401,95 @@ fn broken_folders_are_refused_alike_through_template_chart_and_package() {
         }
     }
 }
+
+/// `capstan template` runs its component without epoch checks (`Preemption::Watchdog`): a
+/// render still running at the plugin's deadline must end the command with the same
+/// deadline error a call of the operator's runtime returns, not run on. The chart's one
+/// template hashes 100 kB 100 000 times: little memory, few template steps (the engine's
+/// step limit must not stop it first), about half a minute of work.
+#[test]
+fn a_render_past_its_deadline_ends_the_command_with_the_deadline_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let component = repo_root().join("target/plugins/backend-helm3.wasm");
+    assert!(component.exists(), "run `make plugins`");
+    let config = dir.path().join("capstan.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "cacheDir: {}\nplugins:\n  - name: helm3\n    world: backend\n    path: {}\n    limits: {{memoryMib: 256, timeoutMs: 1500}}\nbackends:\n  default: helm3\n",
+            dir.path().join("cache").display(),
+            component.display()
+        ),
+    )
+    .unwrap();
+    let chart = dir.path().join("spin");
+    std::fs::create_dir_all(chart.join("templates")).unwrap();
+    std::fs::write(
+        chart.join("Chart.yaml"),
+        "apiVersion: v2\nname: spin\nversion: 0.1.0\n",
+    )
+    .unwrap();
+    std::fs::write(
+        chart.join("templates/spin.yaml"),
+        "{{- range until 100000 }}{{ $x := repeat 100000 \"a\" | sha256sum }}{{ end }}\n",
+    )
+    .unwrap();
+    // Compile the component first (its own cache entry: no epoch checks), so the deadline
+    // below times the render, not Cranelift.
+    let warm_chart = dir.path().join("warm");
+    std::fs::create_dir_all(warm_chart.join("templates")).unwrap();
+    std::fs::write(
+        warm_chart.join("Chart.yaml"),
+        "apiVersion: v2\nname: warm\nversion: 0.1.0\n",
+    )
+    .unwrap();
+    std::fs::write(
+        warm_chart.join("templates/cm.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}\n",
+    )
+    .unwrap();
+    let warm = Command::new(capstan_binary())
+        .arg("template")
+        .arg(&warm_chart)
+        .arg("--config")
+        .arg(&config)
+        .output()
+        .unwrap();
+    assert!(
+        warm.status.success(),
+        "{}",
+        String::from_utf8_lossy(&warm.stderr)
+    );
+    assert!(String::from_utf8_lossy(&warm.stdout).contains("name: release-name"));
+
+    let mut child = Command::new(capstan_binary())
+        .arg("template")
+        .arg(&chart)
+        .arg("--config")
+        .arg(&config)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Not a timing assertion: only a bound that keeps a broken watchdog from hanging the
+    // suite (the command should end ~1.5 s in).
+    let started = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > std::time::Duration::from_secs(300) {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("`capstan template` ran 300 s past a 1.5 s deadline");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(
+            "error: plugin `helm3` failed in `template-chart`: deadline of 1500 ms exceeded"
+        ),
+        "{stderr}"
+    );
+    assert!(output.stdout.is_empty());
+}

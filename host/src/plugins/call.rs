@@ -13,6 +13,7 @@ use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use super::bindings::types::{Error as PluginError, ErrorCode};
+use super::watchdog::Watchdog;
 use crate::capabilities::Grants;
 use crate::capabilities::http::HttpHooks;
 use crate::config::{PluginLimits, WasiGrants};
@@ -309,15 +310,19 @@ pub(crate) struct CallGuard {
     over_budget: Arc<BudgetRefusal>,
     budget_mib: usize,
     metrics: Option<Arc<PluginMetrics>>,
+    /// Set when the engine has no epoch checks: it ends the process at the deadline.
+    watchdog: Option<Arc<Watchdog>>,
 }
 
-/// What every call shares: the engine, the instance slots, the metrics.
+/// What every call shares: the engine, the instance slots, the metrics, and the watchdog
+/// when the engine was built for [`Preemption::Watchdog`](super::Preemption::Watchdog).
 #[derive(Clone, Copy)]
 pub(crate) struct CallRuntime<'a> {
     pub(crate) engine: &'a Engine,
     pub(crate) call_slots: &'a Arc<Semaphore>,
     pub(crate) memory_budget: &'a Arc<MemoryBudget>,
     pub(crate) metrics: &'a Option<Arc<PluginMetrics>>,
+    pub(crate) watchdog: Option<&'a Arc<Watchdog>>,
 }
 
 /// Make the store of one call to a component.
@@ -371,17 +376,19 @@ pub(crate) fn start_with<S: Send + 'static>(
     let mut store = Store::new(runtime.engine, state(limiter));
     store.limiter(move |state| limiter_of(state));
     let timeout = Duration::from_millis(limits.timeout_ms);
-    let deadline = Instant::now() + timeout;
-    // Every epoch tick the guest yields to the executor (so it holds no worker thread
-    // while others wait) and is stopped once past its deadline.
-    store.set_epoch_deadline(1);
-    store.epoch_deadline_callback(move |_| {
-        if Instant::now() >= deadline {
-            Err(wasmtime::Error::new(Interruption::Deadline))
-        } else {
-            Ok(UpdateDeadline::Yield(1))
-        }
-    });
+    if runtime.watchdog.is_none() {
+        let deadline = Instant::now() + timeout;
+        // Every epoch tick the guest yields to the executor (so it holds no worker thread
+        // while others wait) and is stopped once past its deadline.
+        store.set_epoch_deadline(1);
+        store.epoch_deadline_callback(move |_| {
+            if Instant::now() >= deadline {
+                Err(wasmtime::Error::new(Interruption::Deadline))
+            } else {
+                Ok(UpdateDeadline::Yield(1))
+            }
+        });
+    }
     let guard = CallGuard {
         call_slots: Arc::clone(runtime.call_slots),
         plugin: Arc::clone(plugin),
@@ -392,6 +399,7 @@ pub(crate) fn start_with<S: Send + 'static>(
         over_budget,
         budget_mib: runtime.memory_budget.limit() >> 20,
         metrics: runtime.metrics.clone(),
+        watchdog: runtime.watchdog.cloned(),
     };
     (store, guard)
 }
@@ -406,6 +414,16 @@ impl CallGuard {
         let span =
             tracing::info_span!("plugin_call", plugin = %self.plugin, function = self.function);
         let started = Instant::now();
+        // Without epoch checks a running guest never returns to the executor, so the
+        // timeout below only fires while it waits on the host; the watchdog covers the rest.
+        let _armed = self.watchdog.as_ref().map(|watchdog| {
+            let error = CallError {
+                plugin: self.plugin.to_string(),
+                function: self.function,
+                cause: CallFailure::Deadline(self.timeout),
+            };
+            watchdog.arm(started + self.timeout, error.to_string())
+        });
         // Wait for an instance slot; the wait counts against the call's deadline.
         let call = async {
             let _slot = self

@@ -10,6 +10,7 @@ pub mod compat_backend;
 pub mod helm4;
 pub mod inspect;
 pub mod installed;
+mod watchdog;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -33,6 +34,8 @@ use self::bindings::types::{ChartArtifact, ReleaseId, ReleaseInfo};
 use self::cache::{CacheOutcome, CompiledCache};
 use self::call::{CallError, CallFailure, CallState};
 use self::inspect::{ComponentDescription, WorldMismatch};
+pub use self::watchdog::Preemption;
+use self::watchdog::Watchdog;
 use crate::capabilities::Grants;
 use crate::config::{PluginConfig, PluginWorld};
 use crate::telemetry::PluginMetrics;
@@ -237,6 +240,8 @@ pub struct PluginRuntime {
     call_slots: Arc<Semaphore>,
     memory_budget: Arc<call::MemoryBudget>,
     egress: Arc<crate::capabilities::egress::EgressPolicy>,
+    /// Present for [`Preemption::Watchdog`] runtimes.
+    watchdog: Option<Arc<Watchdog>>,
 }
 
 /// The first 8 bytes of the file at `path` (fewer if it is shorter): enough to tell a
@@ -250,24 +255,28 @@ fn file_header(path: &Path) -> std::io::Result<Vec<u8>> {
     Ok(header)
 }
 
-/// Build the engine used for plugins: Cranelift, component model, epoch interruption.
 /// Bytes of each pooled memory, table and async stack reset with `memset` and kept resident
 /// when a call ends, instead of given back to the kernel and faulted in again by the next.
 const KEEP_RESIDENT: usize = 1 << 20;
 
+/// Build the engine used for plugins by the operator: Cranelift, component model, epoch
+/// interruption, [`MAX_CONCURRENT_CALLS`] pooled instance slots.
 pub fn engine() -> Result<Engine, RuntimeError> {
-    engine_for(MAX_CONCURRENT_CALLS)
+    engine_for(MAX_CONCURRENT_CALLS, Preemption::Epoch)
 }
 
 /// [`engine`] with room for `call_slots` calls in flight: the operator takes
 /// [`MAX_CONCURRENT_CALLS`]; a command that makes one call at a time takes
 /// [`COMMAND_CALL_SLOTS`] (setting up and tearing down 256 slots' stacks and reservations
 /// was a tenth of a `capstan template` run of a small chart). Compiled code does not depend
-/// on it, so both share the compiled cache.
-pub fn engine_for(call_slots: u32) -> Result<Engine, RuntimeError> {
+/// on it, so both share the compiled cache. `preemption` decides whether compiled code
+/// checks the epoch ([`Preemption`]).
+pub fn engine_for(call_slots: u32, preemption: Preemption) -> Result<Engine, RuntimeError> {
     let mut config = EngineConfig::new();
     config.wasm_component_model(true);
-    config.epoch_interruption(true);
+    // Epoch checks change the compiled code, so each kind has its own compiled-cache entry
+    // (the cache key holds the engine's compatibility hash).
+    config.epoch_interruption(preemption == Preemption::Epoch);
     config.cranelift_opt_level(wasmtime::OptLevel::Speed);
     // For profiling plugins with `perf`: `CAPSTAN_WASM_PROFILER=perfmap` writes
     // /tmp/perf-PID.map naming the compiled functions (build the plugin unstripped to get
@@ -374,8 +383,35 @@ impl PluginRuntime {
         metrics: Option<Arc<PluginMetrics>>,
         call_slots: u32,
     ) -> Result<Self, RuntimeError> {
-        let engine = engine_for(call_slots)?;
-        start_epoch_ticker(&engine)?;
+        Self::build(cache_dir, metrics, call_slots, Preemption::Epoch)
+    }
+
+    /// A runtime for a one-shot command that makes one call at a time and has nothing
+    /// else to keep alive (`capstan template`): [`COMMAND_CALL_SLOTS`], and compiled code
+    /// without epoch checks; a call still running at its deadline ends the process
+    /// ([`Preemption::Watchdog`]).
+    pub fn one_shot(cache_dir: impl Into<PathBuf>) -> Result<Self, RuntimeError> {
+        Self::build(cache_dir, None, COMMAND_CALL_SLOTS, Preemption::Watchdog)
+    }
+
+    fn build(
+        cache_dir: impl Into<PathBuf>,
+        metrics: Option<Arc<PluginMetrics>>,
+        call_slots: u32,
+        preemption: Preemption,
+    ) -> Result<Self, RuntimeError> {
+        let engine = engine_for(call_slots, preemption)?;
+        let watchdog = match preemption {
+            Preemption::Epoch => {
+                start_epoch_ticker(&engine)?;
+                None
+            }
+            Preemption::Watchdog => {
+                Some(Arc::new(Watchdog::start().map_err(|e| {
+                    RuntimeError(format!("cannot start the call watchdog: {e}"))
+                })?))
+            }
+        };
         let linker = linker(&engine)?;
         let extism_linker = helm4::linker(&engine).map_err(|e| RuntimeError(format!("{e:#}")))?;
         Ok(PluginRuntime {
@@ -388,6 +424,7 @@ impl PluginRuntime {
             call_slots: Arc::new(Semaphore::new(call_slots as usize)),
             memory_budget: call::MemoryBudget::new(DEFAULT_MEMORY_BUDGET_MIB << 20),
             egress: Arc::new(crate::capabilities::egress::EgressPolicy::public_only()),
+            watchdog,
         })
     }
 
@@ -745,6 +782,7 @@ impl PluginRuntime {
             metrics: self.metrics.clone(),
             call_slots: Arc::clone(&self.call_slots),
             memory_budget: Arc::clone(&self.memory_budget),
+            watchdog: self.watchdog.clone(),
         }
     }
 
@@ -811,6 +849,7 @@ struct Handle {
     metrics: Option<Arc<PluginMetrics>>,
     call_slots: Arc<Semaphore>,
     memory_budget: Arc<call::MemoryBudget>,
+    watchdog: Option<Arc<Watchdog>>,
 }
 
 impl Handle {
@@ -820,6 +859,7 @@ impl Handle {
             call_slots: &self.call_slots,
             memory_budget: &self.memory_budget,
             metrics: &self.metrics,
+            watchdog: self.watchdog.as_ref(),
         }
     }
 
