@@ -412,7 +412,12 @@ fn run_cli() -> anyhow::Result<()> {
                     output,
                 },
         } => runtime.block_on(source(args, Some(output))),
-        Command::Template(args) => runtime.block_on(template(args)),
+        Command::Template(args) => {
+            let outcome = runtime.block_on(template(args));
+            // Nothing runs on the workers after the render: do not wait for them to stop.
+            runtime.shutdown_background();
+            outcome
+        }
         Command::Release { backend, command } => runtime.block_on(release(backend, command)),
     }
 }
@@ -524,7 +529,9 @@ async fn release(args: BackendArgs, command: ReleaseCommand) -> anyhow::Result<(
 }
 
 async fn template(args: TemplateArgs) -> anyhow::Result<()> {
-    use capstan::template::{ValueFlags, render_chart, request, template_output, value_layers};
+    use capstan::template::{
+        ChartReading, ValueFlags, render_chart, request, template_output, value_layers,
+    };
     use std::io::Write;
 
     let values = value_layers(&ValueFlags {
@@ -534,6 +541,7 @@ async fn template(args: TemplateArgs) -> anyhow::Result<()> {
         set_string: args.set_string.clone(),
         set_literal: args.set_literal.clone(),
     })?;
+    let reading = ChartReading::start(&args.chart)?;
     let (runtime, backend_name) = match &args.config {
         Some(config) => load_backend(
             config,
@@ -562,7 +570,7 @@ async fn template(args: TemplateArgs) -> anyhow::Result<()> {
         args.api_versions,
         args.is_upgrade,
     );
-    let rendered = render_chart(&backend, &args.chart, &release, &values, &options)
+    let rendered = render_chart(&backend, reading, &release, &values, &options)
         .await?
         .map_err(|error| match error.cause {
             // The chart or values are wrong: say it as `helm template` does, nothing more.
@@ -576,7 +584,12 @@ async fn template(args: TemplateArgs) -> anyhow::Result<()> {
     let mut stdout = std::io::stdout().lock();
     stdout
         .write_all(template_output(&rendered, !args.no_hooks).as_bytes())
+        .and_then(|()| stdout.flush())
         .context("cannot write to stdout")?;
+    // The process ends next and its memory goes with it: tearing the plugin runtime down
+    // first (unmapping the compiled code, the instance pool and its reservations) was
+    // 0.6 ms of a 27 ms run (bitnami/wordpress), so it is left to the kernel.
+    std::mem::forget((backend, runtime, rendered));
     Ok(())
 }
 

