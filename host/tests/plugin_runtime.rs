@@ -553,6 +553,59 @@ async fn calls_beyond_the_instance_slots_wait_for_a_slot_instead_of_failing() {
 /// The `crypto` import: a component gets a real RSA key of the size it asks for, generated
 /// natively by the host, and an invalid size is refused as invalid input.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_crypto_import_signs_and_hashes_for_a_component() {
+    use rsa::pkcs1::DecodeRsaPrivateKey;
+    use rsa::signature::Verifier;
+    let cache = tempfile::tempdir().unwrap();
+    let mut runtime = runtime(cache.path());
+    let limits = PluginLimits {
+        memory_mib: 64,
+        timeout_ms: 30_000,
+    };
+    runtime
+        .load(&entry(
+            "probe",
+            "test-host-probe",
+            PluginWorld::Backend,
+            limits,
+        ))
+        .unwrap();
+    let instructions = serde_json::json!({
+        "rsaSignBits": 2048,
+        "bcrypt": {"password": "s3cret", "cost": 4},
+    });
+    let report = probe(&runtime, instructions, Grants::default()).await;
+    let unhex = |text: &serde_json::Value| -> Vec<u8> {
+        let text = text.as_str().unwrap_or_default();
+        (0..text.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&text[i..i + 2], 16).unwrap())
+            .collect()
+    };
+    let signed = &report["rsa-sign"]["ok"];
+    let key = rsa::RsaPrivateKey::from_pkcs1_der(&unhex(&signed["key"])).expect("{report:#}");
+    let verifying = rsa::pkcs1v15::VerifyingKey::<sha2::Sha256>::new(key.to_public_key());
+    let signature =
+        rsa::pkcs1v15::Signature::try_from(unhex(&signed["signature"]).as_slice()).unwrap();
+    verifying
+        .verify(b"probe", &signature)
+        .expect("the host's signature verifies");
+    let garbage = &report["rsa-sign-garbage"];
+    assert_eq!(garbage["error"], "InvalidInput", "{report:#}");
+    assert!(
+        garbage["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("not an RSA private key"),
+        "{report:#}"
+    );
+    let hash = report["bcrypt"]["ok"].as_str().expect("a hash");
+    assert!(hash.starts_with("$2a$04$"), "{hash}");
+    assert!(bcrypt::verify("s3cret", hash).unwrap());
+    assert!(!bcrypt::verify("other", hash).unwrap());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_crypto_import_generates_rsa_keys_for_a_component() {
     let cache = tempfile::tempdir().unwrap();
     let mut runtime = runtime(cache.path());

@@ -11,7 +11,7 @@ use capstan_gotmpl::value::{Map, Value};
 use capstan_gotmpl::{Limits, MissingKey, Template, TemplateError};
 
 use crate::chart::{Chart, Metadata};
-use crate::funcs::{LookupFn, RsaKeySource, WARN_END, WARN_START, helm_functions};
+use crate::funcs::{CryptoOffload, LookupFn, WARN_END, WARN_START, helm_functions};
 use crate::objects::{Capabilities, Files};
 
 /// The release a render is for.
@@ -54,9 +54,9 @@ pub struct RenderOptions {
     pub limits: Limits,
     /// `lookup` implementation; `None` gives `{}` as `helm template` does.
     pub lookup: Option<LookupFn>,
-    /// Where `genPrivateKey`, `genCA` and the other certificate functions get RSA keys;
-    /// `None` generates them in-process.
-    pub rsa_keys: Option<RsaKeySource>,
+    /// Where the certificate functions get RSA keys and signatures, and `bcrypt`/`htpasswd`
+    /// their hashes; the default makes them in-process.
+    pub crypto: CryptoOffload,
     /// Post-renderer run between rendering and sorting (`--post-renderer`); `None` for
     /// none.
     pub post_render: Option<crate::postrender::PostRenderFn>,
@@ -345,7 +345,7 @@ pub fn render(
     collect_templates(chart, &mut templates, top);
     let mut set = Template::new(helm_functions(
         options.lookup.clone(),
-        options.rsa_keys.clone(),
+        options.crypto.clone(),
     ));
     set.missing_key = if options.strict {
         MissingKey::Error

@@ -7,7 +7,9 @@ use std::rc::Rc;
 use capstan_gotmpl::funcs::{FuncError, FuncMap, arg, arg_str};
 use capstan_gotmpl::json::{self, JsonTarget};
 use capstan_gotmpl::value::{Map, Value};
-pub use capstan_sprig::{RsaKeySource, generate_rsa_key_der};
+pub use capstan_sprig::{
+    BcryptFn, CryptoOffload, RsaKeySource, RsaSignFn, bcrypt_here, generate_rsa_key_der,
+};
 
 /// Marks around `required`/`fail` messages so the engine can report them on their own.
 pub const WARN_START: &str = "HELM_ERR_START";
@@ -30,8 +32,8 @@ fn wrap(message: &str) -> FuncError {
 }
 
 /// Sprig plus Helm's functions, as Helm's engine registers them.
-pub fn helm_functions(lookup: Option<LookupFn>, rsa_keys: Option<RsaKeySource>) -> FuncMap {
-    let mut funcs = capstan_sprig::functions_with(rsa_keys);
+pub fn helm_functions(lookup: Option<LookupFn>, crypto: CryptoOffload) -> FuncMap {
+    let mut funcs = capstan_sprig::functions_with(crypto);
     funcs.remove("env");
     funcs.remove("expandenv");
     funcs.add_runtime("include", 2, false, |rt, args| {

@@ -76,14 +76,25 @@ fn load(chart: &ChartArtifact) -> Result<Chart, Error> {
     capstan_helm::load::load_archive(&chart.archive).map_err(|e| invalid(e.to_string()))
 }
 
-/// RSA keys for the certificate functions from the host's `crypto` import, which generates
-/// them natively (several times faster than this component could).
-fn host_rsa_keys() -> capstan_helm::funcs::RsaKeySource {
-    std::rc::Rc::new(|bits| {
-        let bits = u32::try_from(bits).map_err(|_| format!("unsupported RSA key size {bits}"))?;
-        capstan_plugin_sdk::backend::capstan::plugin::crypto::generate_rsa_key(bits)
-            .map_err(|e| e.message)
-    })
+/// RSA keys and signatures for the certificate functions, and bcrypt hashes, from the
+/// host's `crypto` import, which makes them natively (several times faster than this
+/// component could: WebAssembly has no 64×64-bit multiplication, and bcrypt's table
+/// lookups pay for bounds it cannot see).
+fn host_crypto() -> capstan_helm::funcs::CryptoOffload {
+    use capstan_plugin_sdk::backend::capstan::plugin::crypto;
+    capstan_helm::funcs::CryptoOffload {
+        rsa_keys: Some(std::rc::Rc::new(|bits| {
+            let bits =
+                u32::try_from(bits).map_err(|_| format!("unsupported RSA key size {bits}"))?;
+            crypto::generate_rsa_key(bits).map_err(|e| e.message)
+        })),
+        rsa_sign: Some(std::rc::Rc::new(|key, message| {
+            crypto::sign_rsa_sha256(key, message).map_err(|e| e.message)
+        })),
+        bcrypt: Some(std::rc::Rc::new(|password, cost| {
+            crypto::bcrypt_hash(password, cost).map_err(|e| e.message)
+        })),
+    }
 }
 
 /// The host's `post-render` import as the engine's post-renderer. Documents cross as JSON
@@ -162,7 +173,7 @@ fn render_loaded(loaded: Chart, request: Request<'_>) -> Result<Render, Error> {
             is_upgrade: request.is_upgrade,
         },
         capabilities: flavored(request.capabilities),
-        rsa_keys: Some(host_rsa_keys()),
+        crypto: host_crypto(),
         lookup: request.lookup,
         post_render: request.post_render.then(host_post_render),
         // This crate runs inside a component instance that lives for one call: its memory

@@ -26,6 +26,29 @@ pub fn generate_der(bits: usize) -> Result<Vec<u8>, String> {
     Ok(der.as_bytes().to_vec())
 }
 
+/// [`sign_sha256`] with the key given as PKCS#1 DER (`RSAPrivateKey`), as the host's
+/// `crypto` interface receives it from a component; keys whose size is not in `sizes`
+/// (bits) are refused before any work.
+pub fn sign_sha256_der(
+    key_der: &[u8],
+    message: &[u8],
+    sizes: std::ops::RangeInclusive<usize>,
+) -> Result<Vec<u8>, String> {
+    use rsa::pkcs1::DecodeRsaPrivateKey;
+    use rsa::traits::PublicKeyParts;
+    let key = rsa::RsaPrivateKey::from_pkcs1_der(key_der)
+        .map_err(|e| format!("not an RSA private key (PKCS#1 DER): {e}"))?;
+    let bits = key.n().bits();
+    if !sizes.contains(&bits) {
+        return Err(format!(
+            "a {bits}-bit key is not from {} to {} bits",
+            sizes.start(),
+            sizes.end()
+        ));
+    }
+    sign_sha256(&key, message)
+}
+
 /// Random bytes from the operating system (`getrandom`, which also serves WASI 0.2), as
 /// the `rand_core` traits want them.
 #[derive(Clone, Copy, Debug, Default)]

@@ -40,6 +40,11 @@ use x509_cert::der::oid::db::rfc5912::SECP_256_R_1 as P256_CURVE;
 /// an error text. A WebAssembly guest can hand generation to a native host this way.
 pub type RsaKeySource = Rc<dyn Fn(usize) -> Result<Vec<u8>, String>>;
 
+/// Where RSA signatures are made: a function from a private key (PKCS#1 DER) and a message
+/// to the message's PKCS#1 v1.5 SHA-256 signature, or an error text. A WebAssembly guest
+/// can hand signing to a native host this way.
+pub type RsaSignFn = Rc<dyn Fn(&[u8], &[u8]) -> Result<Vec<u8>, String>>;
+
 /// A new RSA key of `bits` bits (exponent 65537) as PKCS#1 DER, generated here: the default
 /// [`RsaKeySource`] (`capstan-rsakey`'s prime search).
 pub fn generate_rsa_key_der(bits: usize) -> Result<Vec<u8>, String> {
@@ -61,7 +66,7 @@ fn rsa_key(source: &RsaKeySource, bits: usize) -> Result<rsa::RsaPrivateKey, Str
     Ok(key)
 }
 
-pub fn register(funcs: &mut FuncMap, rsa_keys: Option<RsaKeySource>) {
+pub fn register(funcs: &mut FuncMap, rsa_keys: Option<RsaKeySource>, rsa_sign: Option<RsaSignFn>) {
     let rsa_keys: RsaKeySource = rsa_keys.unwrap_or_else(|| Rc::new(generate_rsa_key_der));
     let keys = rsa_keys.clone();
     funcs.add("genPrivateKey", 1, false, move |args| {
@@ -84,40 +89,43 @@ pub fn register(funcs: &mut FuncMap, rsa_keys: Option<RsaKeySource>) {
             Err(e) => format!("failed to generate private key: {e}"),
         }))
     });
-    let keys = rsa_keys.clone();
+    let (keys, sign) = (rsa_keys.clone(), rsa_sign.clone());
     funcs.add("genCA", 2, false, move |args| {
         let (cn, days) = (arg_str(args, 0)?, arg_int(args, 1)?);
         let key = new_rsa_key(&keys)?;
-        certificate_authority(cn, days, key)
+        certificate_authority(cn, days, key, sign.as_ref())
     });
-    funcs.add("genCAWithKey", 3, false, |args| {
+    let sign = rsa_sign.clone();
+    funcs.add("genCAWithKey", 3, false, move |args| {
         let (cn, days, pem) = (arg_str(args, 0)?, arg_int(args, 1)?, arg_str(args, 2)?);
         let key = parse_private_key(pem)
             .map_err(|e| FuncError::new(format!("parsing private key: {e}")))?;
-        certificate_authority(cn, days, key)
+        certificate_authority(cn, days, key, sign.as_ref())
     });
-    let keys = rsa_keys.clone();
+    let (keys, sign) = (rsa_keys.clone(), rsa_sign.clone());
     funcs.add("genSelfSignedCert", 4, false, move |args| {
         let request = CertRequest::from_args(args)?;
-        self_signed(&request, new_rsa_key(&keys)?)
+        self_signed(&request, new_rsa_key(&keys)?, sign.as_ref())
     });
-    funcs.add("genSelfSignedCertWithKey", 5, false, |args| {
+    let sign = rsa_sign.clone();
+    funcs.add("genSelfSignedCertWithKey", 5, false, move |args| {
         let request = CertRequest::from_args(args)?;
         let key = parse_private_key(arg_str(args, 4)?)
             .map_err(|e| FuncError::new(format!("parsing private key: {e}")))?;
-        self_signed(&request, key)
+        self_signed(&request, key, sign.as_ref())
     });
+    let sign = rsa_sign.clone();
     funcs.add("genSignedCert", 5, false, move |args| {
         let request = CertRequest::from_args(args)?;
         let ca = arg_certificate(args, 4)?;
-        signed(&request, &ca, new_rsa_key(&rsa_keys)?)
+        signed(&request, &ca, new_rsa_key(&rsa_keys)?, sign.as_ref())
     });
-    funcs.add("genSignedCertWithKey", 6, false, |args| {
+    funcs.add("genSignedCertWithKey", 6, false, move |args| {
         let request = CertRequest::from_args(args)?;
         let ca = arg_certificate(args, 4)?;
         let key = parse_private_key(arg_str(args, 5)?)
             .map_err(|e| FuncError::new(format!("parsing private key: {e}")))?;
-        signed(&request, &ca, key)
+        signed(&request, &ca, key, rsa_sign.as_ref())
     });
     funcs.add("buildCustomCert", 2, false, |args| {
         let (cert64, key64) = (arg_str(args, 0)?, arg_str(args, 1)?);
@@ -412,6 +420,7 @@ fn issue(
     key: &PrivateKey,
     issuer: Option<(Name, Option<OctetString>)>,
     signer: &PrivateKey,
+    rsa_sign: Option<&RsaSignFn>,
 ) -> Result<CertificatePair, FuncError> {
     let mut serial = random_bytes(16);
     serial[0] &= 0x7f;
@@ -478,6 +487,7 @@ fn issue(
             let signing = RsaSigner {
                 identity: rsa::pkcs1v15::SigningKey::<sha2::Sha256>::new(private.clone()),
                 key: private,
+                offload: rsa_sign,
             };
             let mut builder =
                 CertificateBuilder::new(profile, serial, validity, subject, spki.clone(), &signing)
@@ -545,16 +555,28 @@ impl x509_cert::ext::AsExtension for GoExtendedKeyUsage {
 }
 
 /// An RSA key as the certificate builder wants a signer: the `rsa` crate's signing key
-/// names the algorithm and the public key, and `capstan-rsakey` makes the signature.
+/// names the algorithm and the public key, and the offload (else `capstan-rsakey`, here)
+/// makes the signature.
 struct RsaSigner<'k> {
     identity: rsa::pkcs1v15::SigningKey<sha2::Sha256>,
     key: &'k rsa::RsaPrivateKey,
+    offload: Option<&'k RsaSignFn>,
 }
 
 impl signature::Signer<rsa::pkcs1v15::Signature> for RsaSigner<'_> {
     fn try_sign(&self, message: &[u8]) -> Result<rsa::pkcs1v15::Signature, signature::Error> {
-        let bytes = capstan_rsakey::sign_sha256(self.key, message)
-            .map_err(signature::Error::from_source)?;
+        let bytes = match self.offload {
+            Some(sign) => {
+                use rsa::pkcs1::EncodeRsaPrivateKey;
+                let der = self
+                    .key
+                    .to_pkcs1_der()
+                    .map_err(signature::Error::from_source)?;
+                sign(der.as_bytes(), message)
+            }
+            None => capstan_rsakey::sign_sha256(self.key, message),
+        }
+        .map_err(signature::Error::from_source)?;
         rsa::pkcs1v15::Signature::try_from(bytes.as_slice())
     }
 }
@@ -637,24 +659,34 @@ impl Extension {
     }
 }
 
-fn certificate_authority(cn: &str, days: i64, key: PrivateKey) -> Result<Value, FuncError> {
+fn certificate_authority(
+    cn: &str,
+    days: i64,
+    key: PrivateKey,
+    rsa_sign: Option<&RsaSignFn>,
+) -> Result<Value, FuncError> {
     let request = CertRequest {
         common_name: cn.to_owned(),
         ips: Vec::new(),
         dns_names: Vec::new(),
         days,
     };
-    issue(&request, true, &key, None, &key).map(CertificatePair::into_value)
+    issue(&request, true, &key, None, &key, rsa_sign).map(CertificatePair::into_value)
 }
 
-fn self_signed(request: &CertRequest, key: PrivateKey) -> Result<Value, FuncError> {
-    issue(request, false, &key, None, &key).map(CertificatePair::into_value)
+fn self_signed(
+    request: &CertRequest,
+    key: PrivateKey,
+    rsa_sign: Option<&RsaSignFn>,
+) -> Result<Value, FuncError> {
+    issue(request, false, &key, None, &key, rsa_sign).map(CertificatePair::into_value)
 }
 
 fn signed(
     request: &CertRequest,
     ca: &CertificatePair,
     key: PrivateKey,
+    rsa_sign: Option<&RsaSignFn>,
 ) -> Result<Value, FuncError> {
     let (_, der) =
         pem_decode(&ca.cert).ok_or_else(|| FuncError::new("unable to decode certificate"))?;
@@ -674,7 +706,7 @@ fn signed(
         .and_then(|ext| SubjectKeyIdentifier::from_der(ext.extn_value.as_bytes()).ok())
         .map(|ski| ski.0);
     let issuer = (ca_cert.tbs_certificate.subject.clone(), ca_key_id);
-    issue(request, false, &key, Some(issuer), &signer).map(CertificatePair::into_value)
+    issue(request, false, &key, Some(issuer), &signer, rsa_sign).map(CertificatePair::into_value)
 }
 
 #[cfg(test)]
@@ -810,9 +842,82 @@ mod tests {
         name: &str,
         args: &[Value],
     ) -> Result<Value, String> {
-        let funcs = crate::functions_with(Some(source));
+        call_with(
+            crate::CryptoOffload {
+                rsa_keys: Some(source),
+                ..Default::default()
+            },
+            name,
+            args,
+        )
+    }
+
+    fn call_with(
+        offload: crate::CryptoOffload,
+        name: &str,
+        args: &[Value],
+    ) -> Result<Value, String> {
+        let funcs = crate::functions_with(offload);
         let func = funcs.get(name).expect("registered");
         (func.body)(&mut NoRuntime, args).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn certificates_are_signed_and_passwords_hashed_by_the_offload_when_given() {
+        use rsa::pkcs1::DecodeRsaPrivateKey;
+        use signature::Verifier;
+        use std::cell::RefCell;
+        use std::rc::Rc;
+        use x509_cert::der::Encode;
+        let (_, der) = pem_decode(RSA_KEY).expect("pem");
+        let signed = Rc::new(RefCell::new(0));
+        let count = signed.clone();
+        let key_der = der.clone();
+        let offload = crate::CryptoOffload {
+            rsa_keys: Some(Rc::new(move |_| Ok(key_der.clone()))),
+            rsa_sign: Some(Rc::new(move |key, message| {
+                *count.borrow_mut() += 1;
+                capstan_rsakey::sign_sha256_der(key, message, 1024..=4096)
+            })),
+            bcrypt: Some(Rc::new(|password, cost| {
+                Ok(format!("offloaded {password} at {cost}"))
+            })),
+        };
+        let ca = pair(call_with(offload.clone(), "genCA", &[s("ca"), i(10)]).unwrap());
+        assert_eq!(*signed.borrow(), 1);
+        // The offload's signature verifies under the CA's public key.
+        let (_, cert_der) = pem_decode(&ca.cert).unwrap();
+        let cert = Certificate::from_der(&cert_der).unwrap();
+        let public = rsa::RsaPrivateKey::from_pkcs1_der(&der)
+            .unwrap()
+            .to_public_key();
+        let verifying = rsa::pkcs1v15::VerifyingKey::<sha2::Sha256>::new(public);
+        let signature = rsa::pkcs1v15::Signature::try_from(cert.signature.raw_bytes()).unwrap();
+        verifying
+            .verify(&cert.tbs_certificate.to_der().unwrap(), &signature)
+            .expect("the certificate's signature verifies");
+        assert_eq!(
+            call_with(offload.clone(), "htpasswd", &[s("user"), s("pw")])
+                .unwrap()
+                .to_go_string(),
+            "user:offloaded pw at 10"
+        );
+        let refusing = crate::CryptoOffload {
+            rsa_sign: Some(Rc::new(|_, _| Err("host refused".into()))),
+            bcrypt: Some(Rc::new(|_, _| Err("password too long".into()))),
+            ..offload
+        };
+        assert!(
+            call_with(refusing.clone(), "genCA", &[s("ca"), i(10)])
+                .unwrap_err()
+                .contains("host refused")
+        );
+        assert_eq!(
+            call_with(refusing, "bcrypt", &[s("pw")])
+                .unwrap()
+                .to_go_string(),
+            "failed to encrypt string with bcrypt: password too long"
+        );
     }
 
     #[test]

@@ -8,10 +8,17 @@ use capstan_gotmpl::funcs::{FuncError, FuncMap, arg_int, arg_str};
 use capstan_gotmpl::value::Value;
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
+use std::rc::Rc;
 
 use crate::encoding::{base64_decode, base64_encode};
 
-pub fn register(funcs: &mut FuncMap) {
+/// Where bcrypt hashes are made: a function from a password and a cost to the hash
+/// (`$2a$...`), or bcrypt's error text. A WebAssembly guest can hand hashing to a native
+/// host this way.
+pub type BcryptFn = Rc<dyn Fn(&str, u32) -> Result<String, String>>;
+
+pub fn register(funcs: &mut FuncMap, bcrypt: Option<BcryptFn>) {
+    let hasher = bcrypt.clone();
     funcs.add("derivePassword", 5, false, |args| {
         let counter = arg_int(args, 0)?;
         let (kind, password) = (arg_str(args, 1)?, arg_str(args, 2)?);
@@ -24,15 +31,18 @@ pub fn register(funcs: &mut FuncMap) {
             site,
         )))
     });
-    funcs.add("bcrypt", 1, false, |args| {
-        Ok(Value::from(bcrypt_hash(arg_str(args, 0)?)))
+    funcs.add("bcrypt", 1, false, move |args| {
+        Ok(Value::from(bcrypt_hash(hasher.as_ref(), arg_str(args, 0)?)))
     });
-    funcs.add("htpasswd", 2, false, |args| {
+    funcs.add("htpasswd", 2, false, move |args| {
         let (user, password) = (arg_str(args, 0)?, arg_str(args, 1)?);
         if user.contains(':') {
             return Ok(Value::from(format!("invalid username: {user}")));
         }
-        Ok(Value::from(format!("{user}:{}", bcrypt_hash(password))))
+        Ok(Value::from(format!(
+            "{user}:{}",
+            bcrypt_hash(bcrypt.as_ref(), password)
+        )))
     });
     funcs.add("randBytes", 1, false, |args| {
         let count = arg_int(args, 0)?;
@@ -101,12 +111,24 @@ fn uuid_v4() -> String {
     )
 }
 
-/// golang.org/x/crypto/bcrypt at the default cost (10).
-fn bcrypt_hash(password: &str) -> String {
-    match bcrypt::hash_with_result(password, 10) {
-        Ok(hash) => hash.format_for_version(bcrypt::Version::TwoA),
-        Err(e) => format!("failed to encrypt string with bcrypt: {e}"),
-    }
+/// golang.org/x/crypto/bcrypt at the default cost (10), by `hasher` when given.
+fn bcrypt_hash(hasher: Option<&BcryptFn>, password: &str) -> String {
+    let hashed = match hasher {
+        Some(hasher) => hasher(password, BCRYPT_COST),
+        None => bcrypt_here(password, BCRYPT_COST),
+    };
+    hashed.unwrap_or_else(|e| format!("failed to encrypt string with bcrypt: {e}"))
+}
+
+/// Sprig's bcrypt cost (`bcrypt.DefaultCost`).
+const BCRYPT_COST: u32 = 10;
+
+/// A bcrypt hash made here: the default of [`BcryptFn`], and what a host serving one
+/// should compute.
+pub fn bcrypt_here(password: &str, cost: u32) -> Result<String, String> {
+    bcrypt::hash_with_result(password, cost)
+        .map(|hash| hash.format_for_version(bcrypt::Version::TwoA))
+        .map_err(|e| e.to_string())
 }
 
 const MASTER_PASSWORD_SEED: &[u8] = b"com.lyndir.masterpassword";

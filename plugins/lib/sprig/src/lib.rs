@@ -27,19 +27,33 @@ mod strings;
 mod url;
 mod values;
 
-pub use certs::{RsaKeySource, generate_rsa_key_der};
+pub use certs::{RsaKeySource, RsaSignFn, generate_rsa_key_der};
+pub use crypto::{BcryptFn, bcrypt_here};
+
+/// The costly cryptography of Sprig's functions that a caller can have done elsewhere: a
+/// WebAssembly component hands it to its native host (the `crypto` interface), where it is
+/// several times faster. Each `None` is done here, in-process.
+#[derive(Clone, Default)]
+pub struct CryptoOffload {
+    /// New RSA keys (`genPrivateKey`, `genCA`, `genSelfSignedCert`, `genSignedCert`).
+    pub rsa_keys: Option<RsaKeySource>,
+    /// RSA signatures of certificates.
+    pub rsa_sign: Option<RsaSignFn>,
+    /// bcrypt hashes (`bcrypt`, `htpasswd`).
+    pub bcrypt: Option<BcryptFn>,
+}
 
 /// Every Sprig function Helm exposes (`TxtFuncMap` without `env` and `expandenv`).
 pub fn functions() -> FuncMap {
-    functions_with(None)
+    functions_with(CryptoOffload::default())
 }
 
-/// [`functions`] with RSA keys taken from `rsa_keys` (default: [`generate_rsa_key_der`]).
-pub fn functions_with(rsa_keys: Option<RsaKeySource>) -> FuncMap {
+/// [`functions`] with the cryptography `offload` names done there.
+pub fn functions_with(offload: CryptoOffload) -> FuncMap {
     let mut funcs = FuncMap::new();
-    certs::register(&mut funcs, rsa_keys);
+    certs::register(&mut funcs, offload.rsa_keys, offload.rsa_sign);
     conv::register(&mut funcs);
-    crypto::register(&mut funcs);
+    crypto::register(&mut funcs, offload.bcrypt);
     dates::register(&mut funcs);
     defaults::register(&mut funcs);
     dicts::register(&mut funcs);

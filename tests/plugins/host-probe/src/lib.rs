@@ -5,7 +5,7 @@
 //! ```json
 //! {"namespace": "ns", "deniedNamespace": "kube-system", "waitDeployment": "web",
 //!  "gitUrl": "file:///…", "gitRef": "main", "gitPath": "chart", "deniedGitUrl": "file:///other",
-//!  "rsaKeyBits": [2048, 1000]}
+//!  "rsaKeyBits": [2048, 1000], "rsaSignBits": 2048, "bcrypt": {"password": "pw", "cost": 4}}
 //! ```
 //!
 //! and returns a JSON report in `manifest`: one entry per step with its outcome.
@@ -215,6 +215,38 @@ fn probe_crypto(instructions: &Value, report: &mut serde_json::Map<String, Value
     }
 }
 
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// `rsa-sign`: a key of `rsaSignBits` from the host, and the host's signature of `probe`
+/// with it (both hex), or the error; `rsa-sign-garbage`: signing with a key that is not
+/// DER. `bcrypt`: the host's hash of the password at the cost, or the error.
+fn probe_signing(instructions: &Value, report: &mut serde_json::Map<String, Value>) {
+    if let Some(bits) = instructions["rsaSignBits"].as_u64() {
+        let signed = crypto::generate_rsa_key(bits as u32).and_then(|key| {
+            crypto::sign_rsa_sha256(&key, b"probe")
+                .map(|signature| json!({"key": hex(&key), "signature": hex(&signature)}))
+        });
+        let entry = match signed {
+            Ok(value) => json!({"ok": value}),
+            Err(_) => outcome(&signed),
+        };
+        report.insert("rsa-sign".into(), entry);
+        let garbage = crypto::sign_rsa_sha256(b"not a key", b"probe");
+        report.insert("rsa-sign-garbage".into(), outcome(&garbage));
+    }
+    if let Some(password) = instructions["bcrypt"]["password"].as_str() {
+        let cost = instructions["bcrypt"]["cost"].as_u64().unwrap_or(10) as u32;
+        let hashed = crypto::bcrypt_hash(password, cost);
+        let entry = match &hashed {
+            Ok(hash) => json!({"ok": hash}),
+            Err(_) => outcome(&hashed),
+        };
+        report.insert("bcrypt".into(), entry);
+    }
+}
+
 struct Probe;
 
 impl Guest for Probe {
@@ -242,6 +274,7 @@ impl Guest for Probe {
         probe_kube(&instructions, &mut report);
         probe_git(&instructions, &mut report);
         probe_crypto(&instructions, &mut report);
+        probe_signing(&instructions, &mut report);
         Ok(Rendered {
             manifest: Value::Object(report).to_string(),
             hooks: String::new(),
