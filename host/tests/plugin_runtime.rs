@@ -550,14 +550,9 @@ async fn calls_beyond_the_instance_slots_wait_for_a_slot_instead_of_failing() {
     }
 }
 
-/// The `crypto` import: a component gets a real RSA key of the size it asks for, generated
-/// natively by the host, and an invalid size is refused as invalid input.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_crypto_import_signs_and_hashes_for_a_component() {
-    use rsa::pkcs1::DecodeRsaPrivateKey;
-    use rsa::signature::Verifier;
-    let cache = tempfile::tempdir().unwrap();
-    let mut runtime = runtime(cache.path());
+/// The host-probe component loaded as a backend, with room for the `crypto` calls.
+fn crypto_probe(cache: &Path) -> PluginRuntime {
+    let mut runtime = runtime(cache);
     let limits = PluginLimits {
         memory_mib: 64,
         timeout_ms: 30_000,
@@ -570,6 +565,18 @@ async fn the_crypto_import_signs_and_hashes_for_a_component() {
             limits,
         ))
         .unwrap();
+    runtime
+}
+
+/// The `crypto` import signs and hashes for a component: the signature of a host key
+/// verifies under its public key, a key that is not DER is refused as invalid input, and
+/// the bcrypt hash verifies for the password and no other.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_crypto_import_signs_and_hashes_for_a_component() {
+    use rsa::pkcs1::DecodeRsaPrivateKey;
+    use rsa::signature::Verifier;
+    let cache = tempfile::tempdir().unwrap();
+    let runtime = crypto_probe(cache.path());
     let instructions = serde_json::json!({
         "rsaSignBits": 2048,
         "bcrypt": {"password": "s3cret", "cost": 4},
@@ -605,22 +612,12 @@ async fn the_crypto_import_signs_and_hashes_for_a_component() {
     assert!(!bcrypt::verify("other", hash).unwrap());
 }
 
+/// The `crypto` import: a component gets a real RSA key of the size it asks for, generated
+/// natively by the host, and an invalid size is refused as invalid input.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_crypto_import_generates_rsa_keys_for_a_component() {
     let cache = tempfile::tempdir().unwrap();
-    let mut runtime = runtime(cache.path());
-    let limits = PluginLimits {
-        memory_mib: 64,
-        timeout_ms: 30_000,
-    };
-    runtime
-        .load(&entry(
-            "probe",
-            "test-host-probe",
-            PluginWorld::Backend,
-            limits,
-        ))
-        .unwrap();
+    let runtime = crypto_probe(cache.path());
     let instructions = serde_json::json!({"rsaKeyBits": [2048, 4096, 1000, 1023, 8192]});
     let report = probe(&runtime, instructions, Grants::default()).await;
     // PKCS#1 RSAPrivateKey: a SEQUENCE with a two-byte long-form length (30 82 ..); nine

@@ -402,6 +402,19 @@ fn broken_folders_are_refused_alike_through_template_chart_and_package() {
     }
 }
 
+/// A chart `name` under `dir` with the one template `text`.
+fn one_template_chart(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let chart = dir.join(name);
+    std::fs::create_dir_all(chart.join("templates")).unwrap();
+    std::fs::write(
+        chart.join("Chart.yaml"),
+        format!("apiVersion: v2\nname: {name}\nversion: 0.1.0\n"),
+    )
+    .unwrap();
+    std::fs::write(chart.join("templates").join(format!("{name}.yaml")), text).unwrap();
+    chart
+}
+
 /// `capstan template` runs its component without epoch checks (`Preemption::Watchdog`): a
 /// render still running at the plugin's deadline must end the command with the same
 /// deadline error a call of the operator's runtime returns, not run on. The chart's one
@@ -422,32 +435,18 @@ fn a_render_past_its_deadline_ends_the_command_with_the_deadline_error() {
         ),
     )
     .unwrap();
-    let chart = dir.path().join("spin");
-    std::fs::create_dir_all(chart.join("templates")).unwrap();
-    std::fs::write(
-        chart.join("Chart.yaml"),
-        "apiVersion: v2\nname: spin\nversion: 0.1.0\n",
-    )
-    .unwrap();
-    std::fs::write(
-        chart.join("templates/spin.yaml"),
+    let chart = one_template_chart(
+        dir.path(),
+        "spin",
         "{{- range until 100000 }}{{ $x := repeat 100000 \"a\" | sha256sum }}{{ end }}\n",
-    )
-    .unwrap();
+    );
     // Compile the component first (its own cache entry: no epoch checks), so the deadline
     // below times the render, not Cranelift.
-    let warm_chart = dir.path().join("warm");
-    std::fs::create_dir_all(warm_chart.join("templates")).unwrap();
-    std::fs::write(
-        warm_chart.join("Chart.yaml"),
-        "apiVersion: v2\nname: warm\nversion: 0.1.0\n",
-    )
-    .unwrap();
-    std::fs::write(
-        warm_chart.join("templates/cm.yaml"),
+    let warm_chart = one_template_chart(
+        dir.path(),
+        "warm",
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}\n",
-    )
-    .unwrap();
+    );
     let warm = Command::new(capstan_binary())
         .arg("template")
         .arg(&warm_chart)
