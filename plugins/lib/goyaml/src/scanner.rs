@@ -230,7 +230,7 @@ impl Reader {
 
 /// The scanner state.
 pub struct Scanner {
-    buf: Vec<char>,
+    buf: Chars,
     pos: usize,
     pub mark: Mark,
     pub tokens: VecDeque<Token>,
@@ -245,6 +245,26 @@ pub struct Scanner {
     simple_keys_by_tok: HashMap<usize, usize>,
     flow_level: usize,
     reader: Reader,
+}
+
+/// The scanner's input, one element per character, so that looking ahead is indexing:
+/// ASCII text (almost every chart file) as its bytes, one byte per character; anything
+/// else decoded, four bytes per character (the 4-byte widening of every input was 1.4 %
+/// of a bitnami/mastodon render in the component, and the memory it touched more).
+enum Chars {
+    Ascii(Box<[u8]>),
+    Wide(Vec<char>),
+}
+
+impl Chars {
+    /// The character at `index`; `'\0'` past the end (libyaml's buffers end in NULs).
+    #[inline]
+    fn at(&self, index: usize) -> char {
+        match self {
+            Chars::Ascii(bytes) => bytes.get(index).map_or('\0', |&b| char::from(b)),
+            Chars::Wide(chars) => chars.get(index).copied().unwrap_or('\0'),
+        }
+    }
 }
 
 fn is_break(c: char) -> bool {
@@ -273,27 +293,25 @@ impl Scanner {
         let starts_with_bom = text.starts_with('\u{FEFF}');
         let body = text.strip_prefix('\u{FEFF}').unwrap_or(text);
         let ascii = body.is_ascii();
-        // One byte per character: widening bytes is much cheaper than decoding UTF-8.
-        let mut buf: Vec<char> = if ascii {
-            body.bytes().map(char::from).collect()
-        } else {
-            body.chars().collect()
-        };
-        let bad_char = buf.iter().position(|&c| !reader_allows(c));
         let bom_len = text.len() - body.len();
-        let char_end = if ascii {
-            CharEnds::Ascii {
+        let (buf, bad_char, char_end) = if ascii {
+            let bytes = body.as_bytes();
+            let bad_char = bytes.iter().position(|&b| !reader_allows(char::from(b)));
+            let char_end = CharEnds::Ascii {
                 start: bom_len,
-                count: buf.len(),
-            }
+                count: bytes.len(),
+            };
+            (Chars::Ascii(bytes.into()), bad_char, char_end)
         } else {
-            let mut ends = Vec::with_capacity(buf.len());
+            let chars: Vec<char> = body.chars().collect();
+            let bad_char = chars.iter().position(|&c| !reader_allows(c));
+            let mut ends = Vec::with_capacity(chars.len());
             let mut offset = bom_len;
-            for c in &buf {
+            for c in &chars {
                 offset += c.len_utf8();
                 ends.push(offset);
             }
-            CharEnds::Table(ends)
+            (Chars::Wide(chars), bad_char, CharEnds::Table(ends))
         };
         let reader = Reader {
             char_end,
@@ -308,7 +326,6 @@ impl Scanner {
             buf_start: 0,
             bad_char,
         };
-        buf.extend(['\0'; 8]);
         Scanner {
             buf,
             pos: 0,
@@ -341,11 +358,11 @@ impl Scanner {
 
     /// libyaml's `is_bom(buffer, pos)`, which tests the buffer's first character.
     fn buffer_starts_with_bom(&self) -> bool {
-        self.buf.get(self.reader.buf_start) == Some(&'\u{FEFF}')
+        self.buf.at(self.reader.buf_start) == '\u{FEFF}'
     }
 
     fn ch(&self, k: usize) -> char {
-        self.buf.get(self.pos + k).copied().unwrap_or('\0')
+        self.buf.at(self.pos + k)
     }
 
     fn col(&self) -> i64 {
