@@ -345,10 +345,15 @@ fn run_cli() -> anyhow::Result<()> {
         _ => "info",
     };
     telemetry::init_logging(cli.log_format, default_level);
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
+    // `template` makes one plugin call at a time and waits on nothing else: one thread
+    // serves it (worker threads it would never use cost their start-up).
+    let runtime = match cli.command {
+        Command::Template(_) => tokio::runtime::Builder::new_current_thread(),
+        _ => tokio::runtime::Builder::new_multi_thread(),
+    }
+    .enable_all()
+    .build()
+    .context("cannot start the async runtime")?;
     match cli.command {
         Command::Run {
             config,
