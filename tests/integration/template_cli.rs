@@ -44,11 +44,16 @@ fn config(dir: &Path) -> PathBuf {
 
 /// A configuration with `component` as the helm3 backend, and a private component cache.
 fn config_for(dir: &Path, component: &Path) -> PathBuf {
+    config_with_limits(dir, component, "{memoryMib: 1024, timeoutMs: 120000}")
+}
+
+/// [`config_for`] with the backend's `limits` (a YAML flow map).
+fn config_with_limits(dir: &Path, component: &Path, limits: &str) -> PathBuf {
     let path = dir.join("capstan.yaml");
     std::fs::write(
         &path,
         format!(
-            "cacheDir: {}\nplugins:\n  - name: helm3\n    world: backend\n    path: {}\n    limits: {{memoryMib: 1024, timeoutMs: 120000}}\nbackends:\n  default: helm3\n",
+            "cacheDir: {}\nplugins:\n  - name: helm3\n    world: backend\n    path: {}\n    limits: {limits}\nbackends:\n  default: helm3\n",
             dir.join("cache").display(),
             component.display()
         ),
@@ -425,16 +430,7 @@ fn a_render_past_its_deadline_ends_the_command_with_the_deadline_error() {
     let dir = tempfile::tempdir().unwrap();
     let component = repo_root().join("target/plugins/backend-helm3.wasm");
     assert!(component.exists(), "run `make plugins`");
-    let config = dir.path().join("capstan.yaml");
-    std::fs::write(
-        &config,
-        format!(
-            "cacheDir: {}\nplugins:\n  - name: helm3\n    world: backend\n    path: {}\n    limits: {{memoryMib: 256, timeoutMs: 1500}}\nbackends:\n  default: helm3\n",
-            dir.path().join("cache").display(),
-            component.display()
-        ),
-    )
-    .unwrap();
+    let config = config_with_limits(dir.path(), &component, "{memoryMib: 256, timeoutMs: 1500}");
     let chart = one_template_chart(
         dir.path(),
         "spin",
@@ -452,6 +448,8 @@ fn a_render_past_its_deadline_ends_the_command_with_the_deadline_error() {
         .arg(&warm_chart)
         .arg("--config")
         .arg(&config)
+        .arg("--cache-dir")
+        .arg(dir.path())
         .output()
         .unwrap();
     assert!(
@@ -466,6 +464,8 @@ fn a_render_past_its_deadline_ends_the_command_with_the_deadline_error() {
         .arg(&chart)
         .arg("--config")
         .arg(&config)
+        .arg("--cache-dir")
+        .arg(dir.path())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()

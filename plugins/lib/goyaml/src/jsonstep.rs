@@ -203,24 +203,24 @@ fn direct_tree(
                 return None;
             }
             path.push(ptr);
-            let map = m.borrow();
-            let mut out = Vec::with_capacity(map.len());
-            for (k, val) in map.iter() {
-                // go-yaml reads a key as a simple key only within 1024 characters of JSON
-                // text; escapes make a character up to 6 of them.
-                if k.len() > 160 || !reads_back_unchanged(k) {
-                    path.pop();
-                    return None;
+            let entries = (|| {
+                let map = m.borrow();
+                let mut out = Vec::with_capacity(map.len());
+                for (k, val) in map.iter() {
+                    // go-yaml reads a key as a simple key only within 1024 characters of
+                    // JSON text; escapes make a character up to 6 of them.
+                    if k.len() > 160 || !reads_back_unchanged(k) {
+                        return None;
+                    }
+                    out.push((
+                        GoVal::Str(k.clone()),
+                        direct_tree(val, depth + 1, max_depth, path)?,
+                    ));
                 }
-                let Some(value) = direct_tree(val, depth + 1, max_depth, path) else {
-                    path.pop();
-                    return None;
-                };
-                out.push((GoVal::Str(k.clone()), value));
-            }
-            drop(map);
+                Some(out)
+            })();
             path.pop();
-            GoVal::Map(out)
+            GoVal::Map(entries?)
         }
         Value::Object(o) => {
             let data = o.to_data();
