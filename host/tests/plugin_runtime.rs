@@ -569,8 +569,8 @@ fn crypto_probe(cache: &Path) -> PluginRuntime {
 }
 
 /// The `crypto` import signs and hashes for a component: the signature of a host key
-/// verifies under its public key, a key that is not DER is refused as invalid input, and
-/// the bcrypt hash verifies for the password and no other.
+/// verifies under its public key, a key that is not DER is refused as invalid input, the
+/// bcrypt hash verifies for the password and no other, and a cost above 12 is refused.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_crypto_import_signs_and_hashes_for_a_component() {
     use rsa::pkcs1::DecodeRsaPrivateKey;
@@ -579,7 +579,7 @@ async fn the_crypto_import_signs_and_hashes_for_a_component() {
     let runtime = crypto_probe(cache.path());
     let instructions = serde_json::json!({
         "rsaSignBits": 2048,
-        "bcrypt": {"password": "s3cret", "cost": 4},
+        "bcrypt": {"password": "s3cret", "cost": 4, "refusedCost": 13},
     });
     let report = probe(&runtime, instructions, Grants::default()).await;
     let unhex = |text: &serde_json::Value| -> Vec<u8> {
@@ -610,6 +610,12 @@ async fn the_crypto_import_signs_and_hashes_for_a_component() {
     assert!(hash.starts_with("$2a$04$"), "{hash}");
     assert!(bcrypt::verify("s3cret", hash).unwrap());
     assert!(!bcrypt::verify("other", hash).unwrap());
+    let refused = &report["bcrypt-refused"];
+    assert_eq!(refused["error"], "InvalidInput", "{report:#}");
+    assert_eq!(
+        refused["message"], "bcrypt-hash: cost 13 is not from 4 to 12",
+        "{report:#}"
+    );
 }
 
 /// The `crypto` import: a component gets a real RSA key of the size it asks for, generated

@@ -110,6 +110,30 @@ mod tests {
 
     const RSA_KEY: &str = include_str!("testdata/rsa.pem");
 
+    /// The DER entry point signs as [`sign_sha256`] does, and refuses what is not a key or
+    /// a key outside the sizes allowed, naming it.
+    #[test]
+    fn der_keys_sign_alike_and_bad_keys_are_named() {
+        use rsa::pkcs1::EncodeRsaPrivateKey;
+        let key = RsaPrivateKey::from_pkcs1_pem(RSA_KEY).unwrap();
+        let der = key.to_pkcs1_der().unwrap();
+        let bits = key.n().bits();
+        assert_eq!(
+            crate::sign_sha256_der(der.as_bytes(), b"m", 1024..=4096).unwrap(),
+            sign_sha256(&key, b"m").unwrap()
+        );
+        let refused = crate::sign_sha256_der(der.as_bytes(), b"m", bits + 2..=4096).unwrap_err();
+        assert_eq!(
+            refused,
+            format!("a {bits}-bit key is not from {} to 4096 bits", bits + 2)
+        );
+        let garbage = crate::sign_sha256_der(b"not a key", b"m", 1024..=4096).unwrap_err();
+        assert!(
+            garbage.starts_with("not an RSA private key (PKCS#1 DER)"),
+            "{garbage}"
+        );
+    }
+
     #[test]
     fn signatures_are_the_rsa_crates_bytes() {
         let fixed = RsaPrivateKey::from_pkcs1_pem(RSA_KEY).unwrap();

@@ -5,7 +5,7 @@
 //! ```json
 //! {"namespace": "ns", "deniedNamespace": "kube-system", "waitDeployment": "web",
 //!  "gitUrl": "file:///…", "gitRef": "main", "gitPath": "chart", "deniedGitUrl": "file:///other",
-//!  "rsaKeyBits": [2048, 1000], "rsaSignBits": 2048, "bcrypt": {"password": "pw", "cost": 4}}
+//!  "rsaKeyBits": [2048, 1000], "rsaSignBits": 2048, "bcrypt": {"password": "pw", "cost": 4, "refusedCost": 13}}
 //! ```
 //!
 //! and returns a JSON report in `manifest`: one entry per step with its outcome.
@@ -244,6 +244,10 @@ fn probe_signing(instructions: &Value, report: &mut serde_json::Map<String, Valu
             Err(_) => outcome(&hashed),
         };
         report.insert("bcrypt".into(), entry);
+        if let Some(cost) = instructions["bcrypt"]["refusedCost"].as_u64() {
+            let refused = crypto::bcrypt_hash(password, cost as u32);
+            report.insert("bcrypt-refused".into(), outcome(&refused));
+        }
     }
 }
 
