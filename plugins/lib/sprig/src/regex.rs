@@ -2,12 +2,16 @@
 //! `\w`, `\s`, `\b`) are ASCII-only as in Go, `[` inside a class is literal, `FindAll` and
 //! `Split` skip an empty match right after a previous match as Go does, replacement
 //! templates expand `$1`/`${name}` by Go's rules, and compile errors are worded like Go's.
+//!
+//! Patterns are matched with `regex-lite` where it matches as Go does (see [`GoRegex`]):
+//! every render starts from a fresh component instance, so each pattern a chart uses is
+//! compiled again per render, and `regex` spent 0.1–0.3 ms building each one.
 
+use std::cell::OnceCell;
 use std::rc::Rc;
 
 use capstan_gotmpl::funcs::{FuncError, FuncMap, arg_int, arg_str};
 use capstan_gotmpl::value::Value;
-use regex::Regex;
 
 use crate::values::string_list;
 
@@ -35,15 +39,18 @@ pub fn register(funcs: &mut FuncMap) {
         funcs.add(name, 2, false, move |args| {
             let re = compile_for(arg_str(args, 0)?, must)?;
             let text = arg_str(args, 1)?;
-            Ok(Value::from(re.find(text).map_or("", |m| m.as_str())))
+            Ok(Value::from(
+                re.find_at(text, 0)
+                    .map_or("", |(start, end)| &text[start..end]),
+            ))
         });
     }
     for (name, must) in [("regexReplaceAll", false), ("mustRegexReplaceAll", true)] {
         funcs.add(name, 3, false, move |args| {
             let re = compile_for(arg_str(args, 0)?, must)?;
             let (text, template) = (arg_str(args, 1)?, arg_str(args, 2)?);
-            Ok(Value::from(replace_all(&re, text, |caps, out| {
-                expand(&re, caps, template, out)
+            Ok(Value::from(replace_all(&re, text, |groups, out| {
+                expand(&re, text, groups, template, out)
             })))
         });
     }
@@ -72,7 +79,7 @@ pub fn register(funcs: &mut FuncMap) {
 }
 
 /// Compile for a `must` function (Go's compile error) or a plain one (`MustCompile`'s panic).
-fn compile_for(pattern: &str, must: bool) -> Result<Rc<Regex>, FuncError> {
+fn compile_for(pattern: &str, must: bool) -> Result<Rc<GoRegex>, FuncError> {
     compile(pattern).map_err(|e| {
         if must {
             FuncError::new(e)
@@ -100,17 +107,17 @@ const COMPILED_CACHE_ENTRIES: usize = 256;
 thread_local! {
     // Shared, not cloned: a cloned `Regex` starts with an empty matching cache of its own,
     // and building that again on every call cost as much as the match.
-    static COMPILED: std::cell::RefCell<std::collections::HashMap<String, Rc<Regex>>> =
+    static COMPILED: std::cell::RefCell<std::collections::HashMap<String, Rc<GoRegex>>> =
         std::cell::RefCell::new(std::collections::HashMap::new());
 }
 
 /// Compile a Go regular expression; the error is worded as Go's `regexp.Compile` would.
-pub fn compile(pattern: &str) -> Result<Rc<Regex>, String> {
+pub fn compile(pattern: &str) -> Result<Rc<GoRegex>, String> {
     if let Some(re) = COMPILED.with(|cache| cache.borrow().get(pattern).cloned()) {
         return Ok(re);
     }
     let translated = translate(pattern)?;
-    let re = Rc::new(Regex::new(&translated).map_err(|_| go_error(pattern))?);
+    let re = Rc::new(GoRegex::new(pattern, translated)?);
     COMPILED.with(|cache| {
         let mut cache = cache.borrow_mut();
         if cache.len() >= COMPILED_CACHE_ENTRIES {
@@ -119,6 +126,135 @@ pub fn compile(pattern: &str) -> Result<Rc<Regex>, String> {
         cache.insert(pattern.to_owned(), re.clone());
     });
     Ok(re)
+}
+
+/// Texts longer than this are searched with `regex` (built then, once per pattern), whose
+/// automata search in linear time with a small constant; `regex-lite`'s backtracker and
+/// Pike VM are linear too, but tens of times slower per byte.
+const LITE_TEXT_BYTES: usize = 4096;
+
+/// A compiled Go pattern, on two engines with the same leftmost-first semantics.
+/// `regex-lite` builds a pattern in microseconds where `regex` takes 0.1–0.3 ms, and
+/// matches as Go does whenever the pattern asks for no Unicode-aware feature it lacks:
+/// its case-insensitive matching is ASCII-only, and it has no `\p{..}` classes; Perl
+/// classes and `\b`, ASCII in Go, are rewritten or ASCII in both. Such patterns, and
+/// those it refuses, are built with `regex` at once; the others with `regex` only when a
+/// long text is searched.
+pub struct GoRegex {
+    lite: Option<regex_lite::Regex>,
+    /// The pattern in `regex`'s syntax, built on first need.
+    translated: String,
+    full: OnceCell<Option<regex::Regex>>,
+}
+
+/// Match positions of a pattern's groups (index 0: the whole match).
+type Groups = Vec<Option<(usize, usize)>>;
+
+impl GoRegex {
+    fn new(pattern: &str, translated: String) -> Result<GoRegex, String> {
+        let lite = lite_form(pattern, &translated).and_then(|p| regex_lite::Regex::new(&p).ok());
+        let full = OnceCell::new();
+        if lite.is_none() {
+            let built = regex::Regex::new(&translated).map_err(|_| go_error(pattern))?;
+            let _ = full.set(Some(built));
+        }
+        Ok(GoRegex {
+            lite,
+            translated,
+            full,
+        })
+    }
+
+    /// `regex`'s form, built now if it was not; `None` only if `regex` refuses a pattern
+    /// `regex-lite` took (then `regex-lite` serves every text).
+    fn full(&self) -> Option<&regex::Regex> {
+        self.full
+            .get_or_init(|| regex::Regex::new(&self.translated).ok())
+            .as_ref()
+    }
+
+    /// The engine for `text`.
+    fn engine(&self, text: &str) -> Engine<'_> {
+        match &self.lite {
+            Some(lite) if text.len() <= LITE_TEXT_BYTES => Engine::Lite(lite),
+            Some(lite) => self.full().map_or(Engine::Lite(lite), Engine::Full),
+            None => match self.full() {
+                Some(full) => Engine::Full(full),
+                // Unreachable: without a lite form, `new` built the full one.
+                None => Engine::Nothing,
+            },
+        }
+    }
+
+    pub fn is_match(&self, text: &str) -> bool {
+        match self.engine(text) {
+            Engine::Lite(re) => re.is_match(text),
+            Engine::Full(re) => re.is_match(text),
+            Engine::Nothing => false,
+        }
+    }
+
+    /// The first match starting the search at byte `start`.
+    pub fn find_at(&self, text: &str, start: usize) -> Option<(usize, usize)> {
+        match self.engine(text) {
+            Engine::Lite(re) => re.find_at(text, start).map(|m| (m.start(), m.end())),
+            Engine::Full(re) => re.find_at(text, start).map(|m| (m.start(), m.end())),
+            Engine::Nothing => None,
+        }
+    }
+
+    /// The groups of the first match starting the search at byte `start`.
+    fn groups_at(&self, text: &str, start: usize) -> Option<Groups> {
+        match self.engine(text) {
+            Engine::Lite(re) => re
+                .captures_at(text, start)
+                .map(|c| c.iter().map(|m| m.map(|m| (m.start(), m.end()))).collect()),
+            Engine::Full(re) => re
+                .captures_at(text, start)
+                .map(|c| c.iter().map(|m| m.map(|m| (m.start(), m.end()))).collect()),
+            Engine::Nothing => None,
+        }
+    }
+
+    /// The index of the group called `name`.
+    fn group_named(&self, name: &str) -> Option<usize> {
+        match (&self.lite, self.full.get()) {
+            (Some(lite), _) => lite.capture_names().position(|n| n == Some(name)),
+            (None, Some(Some(full))) => full.capture_names().position(|n| n == Some(name)),
+            _ => None,
+        }
+    }
+}
+
+/// The engine a search runs on.
+enum Engine<'r> {
+    Lite(&'r regex_lite::Regex),
+    Full(&'r regex::Regex),
+    Nothing,
+}
+
+/// The pattern in `regex-lite`'s syntax when it matches there as Go does: no flag groups
+/// (`(?i)` folds only ASCII there), no Unicode classes (`\p`, `\P`, which it lacks);
+/// `\b` and `\B` are ASCII in both Go and `regex-lite`.
+fn lite_form(pattern: &str, translated: &str) -> Option<String> {
+    let mut rest = pattern;
+    while let Some(at) = rest.find('(') {
+        let after = &rest[at + 1..];
+        if let Some(group) = after.strip_prefix('?')
+            && !(group.starts_with(':') || group.starts_with("P<") || group.starts_with('<'))
+        {
+            return None;
+        }
+        rest = after;
+    }
+    if pattern.contains("\\p") || pattern.contains("\\P") {
+        return None;
+    }
+    Some(
+        translated
+            .replace("(?-u:\\b)", "\\b")
+            .replace("(?-u:\\B)", "\\B"),
+    )
 }
 
 /// The repetition `{n}`, `{n,}` or `{n,m}` at the start of `chars`: its length and bounds.
@@ -157,7 +293,12 @@ fn translate(pattern: &str) -> Result<String, String> {
         let mut this_repeat = None;
         if c == '\\' && i + 1 < chars.len() {
             let next = chars[i + 1];
+            // Inside a class the positive classes are written as their ranges (the same
+            // set, and `regex-lite` has no nested classes); the negated ones stay nested.
             let replacement = match next {
+                'd' if in_class => Some("0-9"),
+                'w' if in_class => Some("0-9A-Za-z_"),
+                's' if in_class => Some("\\t\\n\\f\\r "),
                 'd' => Some("[0-9]"),
                 'D' => Some("[^0-9]"),
                 'w' => Some("[0-9A-Za-z_]"),
@@ -331,7 +472,7 @@ fn go_error(pattern: &str) -> String {
 
 /// Go's `FindAllStringIndex(s, n)`: up to `n` matches (all when negative), skipping an
 /// empty match that abuts the previous match.
-fn find_all(re: &Regex, text: &str, n: i64) -> Vec<(usize, usize)> {
+fn find_all(re: &GoRegex, text: &str, n: i64) -> Vec<(usize, usize)> {
     let mut found = Vec::new();
     if n == 0 {
         return found;
@@ -340,21 +481,21 @@ fn find_all(re: &Regex, text: &str, n: i64) -> Vec<(usize, usize)> {
     let mut pos = 0;
     let mut previous_end: Option<usize> = None;
     while found.len() < limit && pos <= text.len() {
-        let Some(m) = re.find_at(text, pos) else {
+        let Some((start, end)) = re.find_at(text, pos) else {
             break;
         };
         let mut accept = true;
-        if m.end() == pos {
-            if Some(m.start()) == previous_end {
+        if end == pos {
+            if Some(start) == previous_end {
                 accept = false;
             }
             pos += text[pos..].chars().next().map_or(1, char::len_utf8);
         } else {
-            pos = m.end();
+            pos = end;
         }
-        previous_end = Some(m.end());
+        previous_end = Some(end);
         if accept {
-            found.push((m.start(), m.end()));
+            found.push((start, end));
         }
     }
     found
@@ -362,17 +503,13 @@ fn find_all(re: &Regex, text: &str, n: i64) -> Vec<(usize, usize)> {
 
 /// Go's `ReplaceAllString`/`ReplaceAllLiteralString`: every match (as `FindAll` sees them)
 /// replaced by what `write` appends.
-fn replace_all(
-    re: &Regex,
-    text: &str,
-    write: impl Fn(&regex::Captures<'_>, &mut String),
-) -> String {
+fn replace_all(re: &GoRegex, text: &str, write: impl Fn(&Groups, &mut String)) -> String {
     let mut out = String::new();
     let mut last = 0;
     for (start, end) in find_all(re, text, -1) {
         out.push_str(&text[last..start]);
-        if let Some(caps) = re.captures_at(text, start) {
-            write(&caps, &mut out);
+        if let Some(groups) = re.groups_at(text, start) {
+            write(&groups, &mut out);
         }
         last = end;
     }
@@ -382,7 +519,7 @@ fn replace_all(
 
 /// Go's `Regexp.Expand`: `$name`/`${name}` (longest run of letters, digits and `_`), `$$`
 /// for `$`; an unknown group expands to nothing and a malformed `$` stays literal.
-fn expand(re: &Regex, caps: &regex::Captures<'_>, template: &str, out: &mut String) {
+fn expand(re: &GoRegex, text: &str, groups: &Groups, template: &str, out: &mut String) {
     let mut rest = template;
     while let Some(dollar) = rest.find('$') {
         out.push_str(&rest[..dollar]);
@@ -412,22 +549,19 @@ fn expand(re: &Regex, caps: &regex::Captures<'_>, template: &str, out: &mut Stri
             (&rest[..len], &rest[len..])
         };
         rest = remaining;
-        let group = match name.parse::<usize>() {
-            Ok(index) => caps.get(index),
-            Err(_) => re
-                .capture_names()
-                .position(|n| n == Some(name))
-                .and_then(|i| caps.get(i)),
+        let index = match name.parse::<usize>() {
+            Ok(index) => Some(index),
+            Err(_) => re.group_named(name),
         };
-        if let Some(m) = group {
-            out.push_str(m.as_str());
+        if let Some(Some((start, end))) = index.and_then(|i| groups.get(i)) {
+            out.push_str(&text[*start..*end]);
         }
     }
     out.push_str(rest);
 }
 
 /// Go's `Regexp.Split`.
-fn split(re: &Regex, pattern: &str, text: &str, n: i64) -> Vec<String> {
+fn split(re: &GoRegex, pattern: &str, text: &str, n: i64) -> Vec<String> {
     if n == 0 {
         return Vec::new();
     }
@@ -641,5 +775,92 @@ mod tests {
         assert_eq!(show("mustRegexMatch", &[s("(?:a*)*"), s("aa")]), "true");
         assert_eq!(show("regexFind", &[s("\\Q1.5\\E+"), s("x1.55")]), "1.55");
         assert_eq!(show("regexFind", &[s("\\p{Greek}+"), s("aαβ")]), "αβ");
+    }
+
+    /// Both engines of a pattern find the same matches and groups: for the patterns of the
+    /// parity charts and Go's documentation, on short texts and on one long enough to be
+    /// searched with `regex`. Patterns with flags or Unicode classes get no lite form.
+    #[test]
+    fn the_two_engines_agree() {
+        use super::{GoRegex, LITE_TEXT_BYTES, translate};
+        let patterns = [
+            "(-?[^a-z\\d\\-])+-?",
+            "\\W",
+            "[^A-Za-z0-9]+$",
+            "-r\\d+$",
+            "^([0-9]+)(\\.[0-9]+)?(\\.[0-9]+)?(-([0-9A-Za-z\\-]+(\\.[0-9A-Za-z\\-]+)*))?(\\+([0-9A-Za-z\\-]+(\\.[0-9A-Za-z\\-]+)*))?$",
+            "{(v[0-9]+)}",
+            "a(?P<x>x*)b",
+            "a*",
+            "\\bx\\B",
+            "[[:alpha:]]+\\s*",
+            ".+é",
+            "(a|ab)(c|bcd)(d*)",
+        ];
+        let texts = [
+            "",
+            "My_App.v2",
+            "name--",
+            "1.2.3-rc.1+build.5",
+            "x ax x xx",
+            "-ab-axxb-",
+            "{v1} {v22}",
+            "abcd héllo ünïcode é\nend",
+        ];
+        let long = texts.join(" ").repeat(LITE_TEXT_BYTES / 40);
+        let groups_by = |full: bool, re: &GoRegex, text: &str| {
+            let mut all = Vec::new();
+            let mut pos = 0;
+            while pos <= text.len() {
+                let found = if full {
+                    re.full().unwrap().captures_at(text, pos).map(|c| {
+                        c.iter()
+                            .map(|m| m.map(|m| (m.start(), m.end())))
+                            .collect::<Vec<_>>()
+                    })
+                } else {
+                    re.lite.as_ref().unwrap().captures_at(text, pos).map(|c| {
+                        c.iter()
+                            .map(|m| m.map(|m| (m.start(), m.end())))
+                            .collect::<Vec<_>>()
+                    })
+                };
+                let Some(groups) = found else { break };
+                let (start, end) = groups[0].unwrap();
+                all.push(groups);
+                pos = if end > start {
+                    end
+                } else {
+                    end + text[end..].chars().next().map_or(1, char::len_utf8)
+                };
+            }
+            all
+        };
+        for pattern in patterns {
+            let re = GoRegex::new(pattern, translate(pattern).unwrap()).unwrap();
+            assert!(re.lite.is_some(), "{pattern} has a lite form");
+            for text in texts.iter().copied().chain([long.as_str()]) {
+                assert_eq!(
+                    groups_by(false, &re, text),
+                    groups_by(true, &re, text),
+                    "{pattern} on {text:.40?}"
+                );
+            }
+        }
+        for pattern in ["(?i)k", "(?s)a.b", "\\pL+", "\\p{Greek}"] {
+            let re = GoRegex::new(pattern, translate(pattern).unwrap()).unwrap();
+            assert!(re.lite.is_none(), "{pattern} has no lite form");
+        }
+        // Go folds case by Unicode's simple folding: the Kelvin sign matches `k`.
+        assert_eq!(show("regexMatch", &[s("(?i)k"), s("\u{212A}")]), "true");
+        // A long text is searched by `regex`, with the same result as a short one.
+        let long_name = format!("{}--", "a".repeat(LITE_TEXT_BYTES));
+        assert_eq!(
+            show(
+                "regexReplaceAll",
+                &[s("[^A-Za-z0-9]+$"), s(&long_name), s("")]
+            ),
+            "a".repeat(LITE_TEXT_BYTES)
+        );
     }
 }

@@ -119,8 +119,12 @@ fn grammar_patterns() -> [String; 4] {
 }
 
 static GRAMMAR: LazyLock<Option<Grammar>> = LazyLock::new(|| {
-    let [constraint, constraint_range, find_constraint, valid_constraint] =
-        grammar_patterns().map(|pattern| Regex::new(&pattern).ok());
+    let [
+        constraint,
+        constraint_range,
+        find_constraint,
+        valid_constraint,
+    ] = grammar_patterns().map(|pattern| Regex::new(&pattern).ok());
     Some(Grammar {
         constraint: constraint?,
         constraint_range: constraint_range?,
