@@ -279,8 +279,9 @@ pub fn engine_for(call_slots: u32, preemption: Preemption) -> Result<Engine, Run
     config.epoch_interruption(preemption == Preemption::Epoch);
     config.cranelift_opt_level(wasmtime::OptLevel::Speed);
     // For profiling plugins with `perf`: `CAPSTAN_WASM_PROFILER=perfmap` writes
-    // /tmp/perf-PID.map naming the compiled functions (build the plugin unstripped to get
-    // its own names, docs/plugins.md).
+    // /tmp/perf-PID.map naming the compiled functions (build the plugin with its name
+    // section to get its own names: `CARGO_TARGET_WASM32_WASIP2_RUSTFLAGS="" make plugins`,
+    // .cargo/config.toml).
     if std::env::var_os("CAPSTAN_WASM_PROFILER").is_some_and(|v| v == "perfmap") {
         config.profiler(wasmtime::ProfilingStrategy::PerfMap);
     }
