@@ -257,6 +257,29 @@ enum Chars {
 }
 
 impl Chars {
+    /// How many of the `limit` characters from `from` come before the first line break or
+    /// NUL (past the end counts as NUL).
+    fn count_until_breakz(&self, from: usize, limit: usize) -> usize {
+        match self {
+            Chars::Ascii(bytes) => {
+                let end = from.saturating_add(limit).min(bytes.len());
+                let stretch = bytes.get(from..end).unwrap_or(&[]);
+                stretch
+                    .iter()
+                    .position(|&b| matches!(b, b'\r' | b'\n' | 0))
+                    .unwrap_or(stretch.len())
+            }
+            Chars::Wide(chars) => {
+                let end = from.saturating_add(limit).min(chars.len());
+                let stretch = chars.get(from..end).unwrap_or(&[]);
+                stretch
+                    .iter()
+                    .position(|&c| is_breakz(c))
+                    .unwrap_or(stretch.len())
+            }
+        }
+    }
+
     /// The character at `index`; `'\0'` past the end (libyaml's buffers end in NULs).
     #[inline]
     fn at(&self, index: usize) -> char {
@@ -373,6 +396,28 @@ impl Scanner {
         self.mark.index += 1;
         self.mark.column += 1;
         self.pos += 1;
+    }
+
+    /// Skip a comment up to (not over) its line break or the end: what skipping one
+    /// character at a time and asking the reader for one more each time does, done a
+    /// decoded stretch at a time (comments are most of a Bitnami `values.yaml`). The reader
+    /// is asked for more exactly where the one-at-a-time loop would refill, so a refused
+    /// character fails at the same place.
+    fn skip_comment_body(&mut self) -> SResult<()> {
+        loop {
+            let available = self.reader.unread(self.pos);
+            let run = self.buf.count_until_breakz(self.pos, available);
+            self.mark.index += run;
+            self.mark.column += run;
+            self.pos += run;
+            if run < available {
+                return Ok(());
+            }
+            self.cache(1)?;
+            if is_breakz(self.ch(0)) {
+                return Ok(());
+            }
+        }
     }
 
     fn skip_line(&mut self) {
@@ -897,10 +942,7 @@ impl Scanner {
                 self.cache(1)?;
             }
             if self.ch(0) == '#' {
-                while !is_breakz(self.ch(0)) {
-                    self.skip();
-                    self.cache(1)?;
-                }
+                self.skip_comment_body()?;
             }
             if is_break(self.ch(0)) {
                 self.cache(2)?;
@@ -922,10 +964,7 @@ impl Scanner {
             self.cache(1)?;
         }
         if self.ch(0) == '#' {
-            while !is_breakz(self.ch(0)) {
-                self.skip();
-                self.cache(1)?;
-            }
+            self.skip_comment_body()?;
         }
         if !is_breakz(self.ch(0)) {
             return Err(self.error(
