@@ -173,7 +173,8 @@ impl GoRegex {
             .as_ref()
     }
 
-    /// The engine for `text`.
+    /// The engine for `text`: `regex-lite` for short texts when the pattern has a lite
+    /// form, `regex` otherwise.
     fn engine(&self, text: &str) -> Engine<'_> {
         match &self.lite {
             Some(lite) if text.len() <= LITE_TEXT_BYTES => Engine::Lite(lite),
@@ -186,6 +187,7 @@ impl GoRegex {
         }
     }
 
+    /// Whether the pattern matches anywhere in `text`.
     pub fn is_match(&self, text: &str) -> bool {
         match self.engine(text) {
             Engine::Lite(re) => re.is_match(text),
