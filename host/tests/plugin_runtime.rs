@@ -887,3 +887,109 @@ async fn a_previous_contract_backend_serves_through_compat_helm_as_the_current_o
         "{error}"
     );
 }
+
+/// A backend exporting `prepare` is compiled from a pre-initialised copy, a source without
+/// it as it is; instances of the prepared form still draw fresh random values (nothing of a
+/// generator is kept), and a chart schema (whose validators `prepare` built) still refuses
+/// bad values with Helm's words.
+#[tokio::test]
+async fn a_backend_exporting_prepare_is_compiled_pre_initialised_and_stays_random() {
+    use capstan::plugins::bindings::backend::exports::capstan::plugin::backend::{
+        ChartFile, ChartInput, TemplateOptions, ValueLayer,
+    };
+    use capstan::plugins::bindings::types::ReleaseId;
+    let cache = tempfile::tempdir().unwrap();
+    let mut runtime = runtime(cache.path());
+    let limits = PluginLimits {
+        memory_mib: 512,
+        timeout_ms: 60_000,
+    };
+    let loaded = runtime
+        .load(&entry(
+            "helm3",
+            "backend-helm3",
+            PluginWorld::Backend,
+            limits,
+        ))
+        .unwrap();
+    assert!(loaded.prepared(), "the Helm backend exports `prepare`");
+    let source = runtime
+        .load(&entry("git", "source-git", PluginWorld::Source, limits))
+        .unwrap();
+    assert!(!source.prepared(), "source-git exports no `prepare`");
+    // From the cache the next time: nothing to prepare.
+    let mut again = self::runtime(cache.path());
+    let reloaded = again
+        .load(&entry(
+            "helm3",
+            "backend-helm3",
+            PluginWorld::Backend,
+            limits,
+        ))
+        .unwrap();
+    assert!(!reloaded.prepared());
+    assert_eq!(reloaded.cache_outcome(), CacheOutcome::Hit);
+
+    let backend = runtime.backend("helm3").unwrap();
+    let file = |path: &str, text: &str| ChartFile {
+        path: path.into(),
+        contents: text.as_bytes().to_vec(),
+    };
+    let chart = backend
+        .package(&ChartInput::Folder(vec![
+            file("Chart.yaml", "apiVersion: v2\nname: dice\nversion: 1.0.0\n"),
+            file("values.yaml", "size: 3\n"),
+            file(
+                "values.schema.json",
+                r#"{"$schema": "http://json-schema.org/schema#", "type": "object", "properties": {"size": {"type": "integer"}}}"#,
+            ),
+            file(
+                "templates/cm.yaml",
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: dice\ndata:\n  roll: {{ randAlphaNum 24 | quote }}\n  size: {{ .Values.size | quote }}\n",
+            ),
+        ]))
+        .await
+        .unwrap();
+    let release = ReleaseId {
+        name: "dice".into(),
+        namespace: "table".into(),
+    };
+    let options = TemplateOptions {
+        kube_version: None,
+        api_versions: Vec::new(),
+        is_upgrade: false,
+    };
+    let roll = |manifest: &str| {
+        manifest
+            .lines()
+            .find(|line| line.trim_start().starts_with("roll:"))
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let first = backend
+        .template(&release, &chart, &[], &options, Grants::default())
+        .await
+        .unwrap();
+    let second = backend
+        .template(&release, &chart, &[], &options, Grants::default())
+        .await
+        .unwrap();
+    assert!(first.manifest.contains("size: \"3\""), "{}", first.manifest);
+    assert_eq!(roll(&first.manifest).len(), "  roll: \"\"".len() + 24);
+    assert_ne!(roll(&first.manifest), roll(&second.manifest));
+
+    let bad = vec![ValueLayer::Set("size=big".into())];
+    let error = backend
+        .template(&release, &chart, &bad, &options, Grants::default())
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("values don't meet the specifications of the schema(s)"),
+        "{error}"
+    );
+    assert!(
+        error.contains("at '/size': got string, want integer"),
+        "{error}"
+    );
+}

@@ -79,19 +79,22 @@ impl CompiledCache {
         engine: &Engine,
         bytes: &[u8],
     ) -> Result<(Component, CacheOutcome), CompileError> {
-        self.load_stamped(engine, bytes, None)
+        self.load_stamped(engine, bytes, None, |_| None)
     }
 
     /// [`CompiledCache::load`] for `bytes` read from a file that had `stamp` both before
     /// and after the read (`None`: unknown, or changed meanwhile): when the cache saw the
     /// file with that stamp before, the sha256 it computed then is used instead of hashing
     /// `bytes` again (hashing a 7 MB backend was 5 % of a `capstan template` run, which
-    /// starts a process per chart).
+    /// starts a process per chart). When the component must be compiled, `prepare` may
+    /// give the bytes to compile instead (a pre-initialised copy, `preinit.rs`); the cache
+    /// entry stays keyed by the plugin file's own bytes.
     pub fn load_stamped(
         &self,
         engine: &Engine,
         bytes: &[u8],
         stamp: Option<&FileStamp>,
+        prepare: impl FnOnce(&[u8]) -> Option<Vec<u8>>,
     ) -> Result<(Component, CacheOutcome), CompileError> {
         let digest = match stamp {
             Some(stamp) => self.stamped_digest(stamp, bytes),
@@ -103,7 +106,10 @@ impl CompiledCache {
             "cwasm",
             // SAFETY: only called on files this cache wrote; see `load_compiled`.
             |engine: &Engine, path: &Path| unsafe { Component::deserialize_file(engine, path) },
-            |engine: &Engine, bytes: &[u8]| Component::new(engine, bytes),
+            |engine: &Engine, bytes: &[u8]| match prepare(bytes) {
+                Some(prepared) => Component::new(engine, prepared),
+                None => Component::new(engine, bytes),
+            },
             |component: &Component| component.serialize(),
         )
     }
@@ -153,7 +159,7 @@ impl CompiledCache {
         (bytes, content_digest): (&[u8], &[u8]),
         suffix: &str,
         deserialize: impl Fn(&Engine, &Path) -> wasmtime::Result<T>,
-        compile: impl Fn(&Engine, &[u8]) -> wasmtime::Result<T>,
+        compile: impl FnOnce(&Engine, &[u8]) -> wasmtime::Result<T>,
         serialize: impl Fn(&T) -> wasmtime::Result<Vec<u8>>,
     ) -> Result<(T, CacheOutcome), CompileError> {
         let path = self

@@ -10,6 +10,7 @@ pub mod compat_backend;
 pub mod helm4;
 pub mod inspect;
 pub mod installed;
+mod preinit;
 mod watchdog;
 
 use std::collections::BTreeMap;
@@ -166,6 +167,8 @@ pub struct LoadedPlugin {
     description: ComponentDescription,
     wit_version: String,
     cache: CacheOutcome,
+    /// Compiled by this load from a copy pre-initialised by its `prepare` export.
+    prepared: bool,
     load_time: Duration,
     pre: Pre,
 }
@@ -194,6 +197,11 @@ impl LoadedPlugin {
     /// Whether it came from the compiled cache.
     pub fn cache_outcome(&self) -> CacheOutcome {
         self.cache
+    }
+    /// Whether this load compiled the component from a copy pre-initialised by its
+    /// `prepare` export (`preinit.rs`); false when it came from the cache or has none.
+    pub fn prepared(&self) -> bool {
+        self.prepared
     }
     /// How long loading took.
     pub fn load_time(&self) -> Duration {
@@ -369,6 +377,17 @@ fn linker(engine: &Engine) -> Result<Linker<CallState>, RuntimeError> {
 }
 
 impl PluginRuntime {
+    /// What a call made by this runtime shares (engine, slots, budget, metrics, watchdog).
+    fn call_runtime(&self) -> call::CallRuntime<'_> {
+        call::CallRuntime {
+            engine: &self.engine,
+            call_slots: &self.call_slots,
+            memory_budget: &self.memory_budget,
+            metrics: &self.metrics,
+            watchdog: self.watchdog.as_ref(),
+        }
+    }
+
     /// A runtime with no plugins, caching compiled components in `cache_dir`, for up to
     /// [`MAX_CONCURRENT_CALLS`] calls at once.
     pub fn new(
@@ -512,6 +531,7 @@ impl PluginRuntime {
         let remembered = stamp_before
             .as_ref()
             .and_then(|stamp| self.cache.load_remembered(&self.engine, stamp));
+        let prepared = std::cell::Cell::new(false);
         let (component, cache) = match remembered {
             Some(component) => (component, CacheOutcome::Hit),
             None => {
@@ -530,7 +550,12 @@ impl PluginRuntime {
                 let stamp = stamp_before
                     .filter(|before| cache::FileStamp::of(&path).as_ref() == Some(before));
                 self.cache
-                    .load_stamped(&self.engine, &bytes, stamp.as_ref())
+                    .load_stamped(&self.engine, &bytes, stamp.as_ref(), |bytes| {
+                        let copy =
+                            preinit::prepared(self.call_runtime(), &self.linker, config, bytes);
+                        prepared.set(copy.is_some());
+                        copy
+                    })
                     .map_err(|e| LoadError::Compile {
                         name: name.clone(),
                         path: path.clone(),
@@ -616,6 +641,7 @@ impl PluginRuntime {
             description,
             wit_version,
             cache,
+            prepared: prepared.get(),
             load_time: started.elapsed(),
             pre,
         });
@@ -752,6 +778,7 @@ impl PluginRuntime {
             description,
             wit_version,
             cache,
+            prepared: false,
             load_time: started.elapsed(),
             pre: Pre::Helm4(Arc::new(plugin)),
         });

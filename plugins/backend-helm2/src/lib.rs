@@ -80,6 +80,12 @@ impl Guest for Helm2 {
     }
 }
 
+impl capstan_plugin_sdk::backend::exports::capstan::plugin::prepare::Guest for Helm2 {
+    fn prepare() {
+        render::prepare_instance();
+    }
+}
+
 impl capstan_plugin_sdk::backend::exports::capstan::plugin::chart_template::Guest for Helm2 {
     fn template_chart(
         release: ReleaseId,

@@ -71,6 +71,12 @@ impl Guest for Helm3 {
     }
 }
 
+impl capstan_plugin_sdk::backend::exports::capstan::plugin::prepare::Guest for Helm3 {
+    fn prepare() {
+        render::prepare_instance();
+    }
+}
+
 impl capstan_plugin_sdk::backend::exports::capstan::plugin::chart_template::Guest for Helm3 {
     fn template_chart(
         release: ReleaseId,

@@ -214,6 +214,22 @@ impl jsonschema::Retrieve for HelmRetriever {
     }
 }
 
+/// Build, once for the instance, what validating against the common kinds of chart schema
+/// needs first: the meta-schema validators (draft 2020-12, which schemas without `$schema`
+/// and Bitnami's `http://json-schema.org/schema#` are read as, and draft 7), kept by the
+/// `jsonschema` crate for the instance's life (vendor/README.md). A backend's `prepare`
+/// export calls it, so that a pre-initialised component starts with them.
+pub fn prepare() {
+    for schema in [
+        br#"{"type": "object"}"#.as_slice(),
+        br#"{"$schema": "http://json-schema.org/schema#", "type": "object"}"#,
+        br#"{"$schema": "http://json-schema.org/draft-07/schema#", "type": "object"}"#,
+    ] {
+        // Valid schemas and a nil value: nothing to report, only the validators built.
+        let _ = validate_against_single_schema(&Value::Nil, schema);
+    }
+}
+
 /// Helm's `ValidateAgainstSingleSchema`: the problems of `values` against one schema,
 /// each on its own line, or nothing.
 pub fn validate_against_single_schema(values: &Value, schema: &[u8]) -> Result<(), String> {

@@ -201,6 +201,12 @@ pub fn template(
     template_loaded(load(&chart)?, release, values, options)
 }
 
+/// `prepare.prepare`: build what every render needs first (the chart-schema validators'
+/// meta-schemas), for a host that pre-initialises the component.
+pub fn prepare_instance() {
+    capstan_helm::schema::prepare();
+}
+
 /// `chart-template.template-chart`: [`template`] of a chart folder or archive as given,
 /// with what `package` would refuse refused the same way, without building the archive.
 pub fn template_chart(
