@@ -12,6 +12,7 @@
 //! `encoding/json` words them.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use capstan_gotmpl::value::{Map, Value};
 
@@ -25,8 +26,11 @@ pub const API_VERSION_V2: &str = "v2";
 pub struct File {
     /// Path relative to the chart root, e.g. `templates/deployment.yaml`.
     pub name: String,
-    /// Contents (a UTF-8 BOM already stripped by the loader).
-    pub data: Vec<u8>,
+    /// Contents (a UTF-8 BOM already stripped by the loader), shared: every render gives
+    /// templates the chart's files as `.Files`, and copying them there each time was two
+    /// copies of every non-template file per render (half the bytes a Bitnami chart with
+    /// its READMEs and changelogs reads).
+    pub data: Arc<Vec<u8>>,
 }
 
 impl File {
@@ -34,7 +38,7 @@ impl File {
     pub fn new(name: impl Into<String>, data: impl Into<Vec<u8>>) -> File {
         File {
             name: name.into(),
-            data: data.into(),
+            data: Arc::new(data.into()),
         }
     }
 }

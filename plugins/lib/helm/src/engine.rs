@@ -6,6 +6,7 @@
 
 use std::collections::BTreeMap;
 use std::rc::Rc;
+use std::sync::Arc;
 
 use capstan_gotmpl::value::{Map, Value};
 use capstan_gotmpl::{Limits, MissingKey, Template, TemplateError};
@@ -245,8 +246,9 @@ pub fn metadata_as_map(metadata: &Metadata) -> Value {
     Value::from(map)
 }
 
-struct Renderable {
-    text: String,
+struct Renderable<'chart> {
+    /// The template's text, borrowed from the chart unless it had to be made valid UTF-8.
+    text: std::borrow::Cow<'chart, str>,
     /// The per-chart object shared by all its templates (Helm sets `.Template` on it).
     vals: Value,
     base_path: String,
@@ -263,9 +265,9 @@ fn table(value: &Value, key: &str) -> Option<Value> {
     }
 }
 
-fn collect_templates(
-    chart: &Chart,
-    templates: &mut BTreeMap<String, Renderable>,
+fn collect_templates<'chart>(
+    chart: &'chart Chart,
+    templates: &mut BTreeMap<String, Renderable<'chart>>,
     parent: &Value,
 ) -> Value {
     let Value::Map(parent_map) = parent else {
@@ -289,7 +291,10 @@ fn collect_templates(
     next.insert(
         "Files".into(),
         Value::Object(Rc::new(Files::new(
-            chart.files.iter().map(|f| (f.name.clone(), f.data.clone())),
+            chart
+                .files
+                .iter()
+                .map(|f| (f.name.clone(), Arc::clone(&f.data))),
         ))),
     );
     next.insert("Release".into(), get("Release"));
@@ -313,7 +318,7 @@ fn collect_templates(
         templates.insert(
             format!("{full_path}/{}", template.name),
             Renderable {
-                text: String::from_utf8_lossy(&template.data).into_owned(),
+                text: String::from_utf8_lossy(&template.data),
                 vals: next.clone(),
                 base_path: format!("{full_path}/templates"),
             },

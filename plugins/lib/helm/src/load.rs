@@ -12,6 +12,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use capstan_gotmpl::value::{Map, Value};
 use capstan_sprig::paths::clean as clean_path;
@@ -546,9 +547,9 @@ fn load_files_within(files: Vec<File>, budget: &mut Budget) -> Result<Chart, Loa
             }
             "values.yaml" => {
                 chart.values = load_values(&file.data).map_err(|e| parse_error(name, e))?;
-                chart.raw_values = Some(file.data);
+                chart.raw_values = Some(Arc::unwrap_or_clone(file.data));
             }
-            "values.schema.json" => chart.schema = Some(file.data),
+            "values.schema.json" => chart.schema = Some(Arc::unwrap_or_clone(file.data)),
             "requirements.yaml" => {
                 let text = utf8(name, &file.data)?;
                 let target = metadata.get_or_insert_with(Metadata::default);

@@ -5,25 +5,24 @@
 
 use std::collections::BTreeMap;
 use std::rc::Rc;
+use std::sync::Arc;
 
 use capstan_gotmpl::value::{Map, Object, Value};
 
 use crate::glob::Glob;
 
-/// `.Files`: the chart's non-template files by path.
+/// `.Files`: the chart's non-template files by path, sharing the chart's contents (a file
+/// is copied only when a template reads it).
 #[derive(Debug, Clone, Default)]
 pub struct Files {
-    files: BTreeMap<String, Rc<[u8]>>,
+    files: BTreeMap<String, Arc<Vec<u8>>>,
 }
 
 impl Files {
     /// Files from `(path, contents)` pairs.
-    pub fn new(files: impl IntoIterator<Item = (String, Vec<u8>)>) -> Files {
+    pub fn new(files: impl IntoIterator<Item = (String, Arc<Vec<u8>>)>) -> Files {
         Files {
-            files: files
-                .into_iter()
-                .map(|(k, v)| (k, Rc::from(v.into_boxed_slice())))
-                .collect(),
+            files: files.into_iter().collect(),
         }
     }
 
@@ -95,12 +94,9 @@ impl Object for Files {
             }
             "GetBytes" => {
                 let path = string_arg(args, name)?;
-                Ok(Value::Bytes(
-                    self.files
-                        .get(&path)
-                        .cloned()
-                        .unwrap_or_else(|| Rc::from(&[][..])),
-                ))
+                Ok(Value::Bytes(Rc::from(
+                    self.files.get(&path).map_or(&[][..], |data| &data[..]),
+                )))
             }
             "Glob" => {
                 let pattern = string_arg(args, name)?;
@@ -134,7 +130,7 @@ impl Object for Files {
         let entries: Map = self
             .files
             .iter()
-            .map(|(k, v)| (k.clone(), Value::Bytes(v.clone())))
+            .map(|(k, v)| (k.clone(), Value::Bytes(Rc::from(&v[..]))))
             .collect();
         Value::from(entries).to_go_string()
     }
@@ -152,7 +148,7 @@ impl Object for Files {
         Some(
             self.files
                 .iter()
-                .map(|(k, v)| (k.clone(), Value::Bytes(v.clone())))
+                .map(|(k, v)| (k.clone(), Value::Bytes(Rc::from(&v[..]))))
                 .collect(),
         )
     }
@@ -490,9 +486,9 @@ mod tests {
     #[test]
     fn files_methods_follow_helm() {
         let files = Files::new([
-            ("files/a.conf".to_owned(), b"x\ny\n".to_vec()),
-            ("files/sub/b.conf".to_owned(), b"z".to_vec()),
-            ("README.md".to_owned(), b"hi".to_vec()),
+            ("files/a.conf".to_owned(), Arc::new(b"x\ny\n".to_vec())),
+            ("files/sub/b.conf".to_owned(), Arc::new(b"z".to_vec())),
+            ("README.md".to_owned(), Arc::new(b"hi".to_vec())),
         ]);
         let get = files
             .call_method("Get", &[Value::from("README.md")])

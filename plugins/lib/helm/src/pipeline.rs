@@ -87,7 +87,7 @@ mod tests {
                 .iter()
                 .map(|(name, text)| File {
                     name: (*name).to_owned(),
-                    data: text.as_bytes().to_vec(),
+                    data: std::sync::Arc::new(text.as_bytes().to_vec()),
                 })
                 .collect(),
         )

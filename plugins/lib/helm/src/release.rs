@@ -398,7 +398,7 @@ impl ChartRecord {
                 list.iter()
                     .map(|f| ChartFile {
                         name: f.name.clone(),
-                        data: f.data.clone(),
+                        data: f.data.to_vec(),
                     })
                     .collect()
             })

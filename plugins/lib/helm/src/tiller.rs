@@ -657,7 +657,7 @@ pub fn chart_of(chart: &Chart) -> chart::Chart {
             .iter()
             .map(|t| chart::Template {
                 name: t.name.clone(),
-                data: t.data.clone(),
+                data: t.data.to_vec(),
             })
             .collect(),
         dependencies: chart.dependencies().iter().map(chart_of).collect(),
@@ -670,7 +670,7 @@ pub fn chart_of(chart: &Chart) -> chart::Chart {
             .iter()
             .map(|f| protobuf::Any {
                 type_url: f.name.clone(),
-                value: f.data.clone(),
+                value: f.data.to_vec(),
             })
             .collect(),
     }
@@ -884,7 +884,7 @@ fn chart_v3(chart: &chart::Chart) -> ChartRecord {
                 .iter()
                 .map(|t| ChartFile {
                     name: t.name.clone(),
-                    data: t.data.clone(),
+                    data: t.data.to_vec(),
                 })
                 .collect(),
         ),
@@ -1062,7 +1062,7 @@ pub fn chart_v2(record: &ChartRecord) -> chart::Chart {
             .flatten()
             .map(|t| chart::Template {
                 name: t.name.clone(),
-                data: t.data.clone(),
+                data: t.data.to_vec(),
             })
             .collect(),
         dependencies: record.subcharts.iter().map(chart_v2).collect(),
@@ -1076,7 +1076,7 @@ pub fn chart_v2(record: &ChartRecord) -> chart::Chart {
             .flatten()
             .map(|f| protobuf::Any {
                 type_url: f.name.clone(),
-                value: f.data.clone(),
+                value: f.data.to_vec(),
             })
             .collect(),
     }
