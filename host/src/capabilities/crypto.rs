@@ -2,16 +2,17 @@
 //! natively for a plugin (Sprig's `genPrivateKey`, `genCA`, `genSignedCert`, `htpasswd`, …
 //! inside the Helm backends), where they are several times faster than inside WebAssembly
 //! (which has no 64×64-bit multiplication and no native tables). The host knows nothing of
-//! what a key, signature or hash is for. Keys come from `capstan-rsakey`'s prime search (every core on one prime, fixed-width
-//! Montgomery arithmetic), measured 2.0× (2048 bits) and 2.3× (4096 bits) faster than
-//! AWS-LC, which served them before (docs/rendering.md). Needs no grant: it reads nothing
-//! and reaches nothing; sizes are bounded so one call costs at most a few seconds of CPU.
+//! what a key, signature or hash is for. Keys come from `capstan-rsakey`'s prime search
+//! (fixed-width Montgomery arithmetic; 2.0× faster than AWS-LC at 2048 bits when it was
+//! measured against it, docs/rendering.md), one search per key and several keys at once
+//! ([`KeyReserve`]). Needs no grant: it reads nothing and reaches nothing; sizes are
+//! bounded so one call costs at most a few seconds of CPU.
 
-use std::collections::{HashMap, VecDeque};
-use std::sync::{LazyLock, Mutex, MutexGuard};
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
 use std::time::Instant;
 
-use tokio::sync::oneshot;
+use tokio::sync::{mpsc, oneshot};
 
 use crate::capabilities::error;
 use crate::plugins::bindings::crypto::Host;
@@ -28,83 +29,148 @@ const BCRYPT_COSTS: std::ops::RangeInclusive<u32> = 4..=12;
 /// The key sizes generated ahead.
 const RESERVED_SIZES: [u32; 3] = [2048, 3072, 4096];
 
-/// A key being generated on its own thread.
-type PendingKey = oneshot::Receiver<Result<Vec<u8>, String>>;
+/// A generated key, or why there is none.
+type KeyResult = Result<Vec<u8>, String>;
 
 /// Keys generated ahead of the requests, per size. A chart that makes keys usually makes
-/// several in a row (Bitnami's harbor nine of 2048 bits, milvus three of 4096), and the
-/// component waits for each; so every request, once answered, starts the next key of its
-/// size, up to `depth` in flight, and the next request takes the oldest one started. Each
-/// key is fresh and handed out once; the few spare keys of a size stay in memory until
+/// several in a row (Bitnami's harbor eight of 2048 bits, milvus three of 4096), and the
+/// component waits for each. Each key is searched for by one thread of its own (a search
+/// shared by several threads wastes the candidates the others are testing when one finds
+/// the prime), and a request takes whichever key is done first:
+/// - while a request waits, `searchers` keys are in flight, one per core: the first done
+///   is its key (the quickest of two independent searches, where the shared search took
+///   the mean), the others become spares;
+/// - once it has its key, `spare_depth` keys stay in flight or ready (one core fewer than
+///   the machine has, leaving one to the rendering between the chart's key requests).
+///
+/// Each key is fresh and handed out once; the few spare keys of a size stay in memory until
 /// asked for (threads are detached: a command that exits does not wait for them).
 pub struct KeyReserve {
-    depth: usize,
-    spares: Mutex<HashMap<u32, VecDeque<PendingKey>>>,
+    spare_depth: usize,
+    searchers: usize,
+    sizes: Mutex<HashMap<u32, Arc<SizeReserve>>>,
 }
 
-/// The process's reserve, one spare per size for every core but the one the caller waits on.
+/// The keys of one size: those in flight or ready, and where they arrive.
+struct SizeReserve {
+    /// Keys in flight or ready and not yet taken.
+    pending: Mutex<usize>,
+    /// Where the generating threads send their keys.
+    sender: mpsc::UnboundedSender<KeyResult>,
+    /// Ready keys; the requests of a size take them in turn.
+    ready: tokio::sync::Mutex<mpsc::UnboundedReceiver<KeyResult>>,
+}
+
+/// The process's reserve: one search per core while a request waits, one spare per size
+/// for every core but one otherwise.
 static RESERVE: LazyLock<KeyReserve> = LazyLock::new(|| {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    KeyReserve::new(cores.saturating_sub(1).clamp(1, 3))
+    let spare_depth = cores.saturating_sub(1).clamp(1, 3);
+    KeyReserve::new(spare_depth, cores.clamp(spare_depth, 4))
 });
 
 impl KeyReserve {
-    /// A reserve keeping `depth` keys of each size asked for in flight.
-    pub fn new(depth: usize) -> Self {
+    /// A reserve keeping `spare_depth` keys of each size asked for in flight or ready, and
+    /// `searchers` (at least `spare_depth`) in flight while a request waits.
+    pub fn new(spare_depth: usize, searchers: usize) -> Self {
         KeyReserve {
-            depth,
-            spares: Mutex::new(HashMap::new()),
+            spare_depth,
+            searchers: searchers.max(spare_depth).max(1),
+            sizes: Mutex::new(HashMap::new()),
         }
     }
 
-    /// A key of `bits` bits: the oldest spare of that size, or a new one. Spares are kept
-    /// only for the sizes charts use (2048, 3072, 4096 bits), so that no plugin can make
-    /// the host keep keys of every size.
-    pub async fn key(&self, bits: u32) -> Result<Vec<u8>, String> {
+    /// A key of `bits` bits: a ready spare, else the first of the searches in flight to
+    /// finish. Spares are kept only for the sizes charts use (2048, 3072, 4096 bits), so
+    /// that no plugin can make the host keep keys of every size.
+    pub async fn key(&self, bits: u32) -> KeyResult {
         if !RESERVED_SIZES.contains(&bits) {
             return fresh_key(bits).await;
         }
-        let taken = self.queues().entry(bits).or_default().pop_front();
-        let key = match taken {
-            Some(pending) => match pending.await {
-                Ok(Ok(key)) => Ok(key),
-                // A spare whose generation failed is replaced by a fresh attempt.
-                _ => fresh_key(bits).await,
-            },
-            None => fresh_key(bits).await,
+        let size = self.size(bits);
+        let mut ready = size.ready.lock().await;
+        let key = match ready.try_recv() {
+            Ok(key) => key,
+            Err(_) => {
+                size.top_up(bits, self.searchers);
+                // `size` holds a sender, so the channel stays open: `None` cannot come.
+                ready
+                    .recv()
+                    .await
+                    .unwrap_or_else(|| Err("the key reserve closed".into()))
+            }
         };
-        // The next keys start only once this one is here: started beside it, they took
-        // half the cores from the search the caller waits on (a chart with one key, as
-        // bitnami/thanos, waited about twice as long), while started now they run during
-        // the rendering between the chart's key requests.
-        let mut queues = self.queues();
-        let queue = queues.entry(bits).or_default();
-        while queue.len() < self.depth {
-            queue.push_back(start_key(bits));
-        }
+        drop(ready);
+        size.taken();
+        size.top_up(bits, self.spare_depth);
         key
     }
 
-    /// Spare keys of `bits` bits in flight or ready.
+    /// Keys of `bits` bits in flight or ready.
     pub fn spares(&self, bits: u32) -> usize {
-        self.queues().get(&bits).map_or(0, VecDeque::len)
+        self.lock_sizes()
+            .get(&bits)
+            .map_or(0, |size| *size.lock_pending())
     }
 
-    /// The spare keys by size (a panic elsewhere while holding them leaves them usable).
-    fn queues(&self) -> MutexGuard<'_, HashMap<u32, VecDeque<PendingKey>>> {
-        self.spares.lock().unwrap_or_else(|e| e.into_inner())
+    /// The reserve of `bits`-bit keys, made on first use.
+    fn size(&self, bits: u32) -> Arc<SizeReserve> {
+        self.lock_sizes()
+            .entry(bits)
+            .or_insert_with(|| {
+                let (sender, receiver) = mpsc::unbounded_channel();
+                Arc::new(SizeReserve {
+                    pending: Mutex::new(0),
+                    sender,
+                    ready: tokio::sync::Mutex::new(receiver),
+                })
+            })
+            .clone()
+    }
+
+    /// The reserves by size (a panic elsewhere while holding them leaves them usable).
+    fn lock_sizes(&self) -> MutexGuard<'_, HashMap<u32, Arc<SizeReserve>>> {
+        self.sizes.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
-/// A key of `bits` bits generated now, on its own thread.
-async fn fresh_key(bits: u32) -> Result<Vec<u8>, String> {
-    start_key(bits)
-        .await
-        .unwrap_or_else(|_| Err("the key generation thread ended without a key".into()))
+impl SizeReserve {
+    /// Start searches until `target` keys are in flight or ready.
+    fn top_up(&self, bits: u32, target: usize) {
+        let mut pending = self.lock_pending();
+        while *pending < target {
+            *pending += 1;
+            let sender = self.sender.clone();
+            let started = std::thread::Builder::new()
+                .name("capstan-rsa-key".into())
+                .spawn(move || {
+                    let _ =
+                        sender.send(capstan_rsakey::generate_der_with_threads(bits as usize, 1));
+                });
+            if let Err(e) = started {
+                // Counted as pending: answer it, so that a request waiting for it ends.
+                let _ = self
+                    .sender
+                    .send(Err(format!("cannot start a key generation thread: {e}")));
+                break;
+            }
+        }
+    }
+
+    /// One key fewer pending.
+    fn taken(&self) {
+        let mut pending = self.lock_pending();
+        *pending = pending.saturating_sub(1);
+    }
+
+    fn lock_pending(&self) -> MutexGuard<'_, usize> {
+        self.pending.lock().unwrap_or_else(|e| e.into_inner())
+    }
 }
 
-/// Generate a key of `bits` bits on a new detached thread.
-fn start_key(bits: u32) -> PendingKey {
+/// A key of `bits` bits generated now, every core searching for each prime, on a thread of
+/// its own.
+async fn fresh_key(bits: u32) -> KeyResult {
     let (sender, receiver) = oneshot::channel();
     // If the thread cannot start, `sender` is dropped and the receiver says so.
     let _ = std::thread::Builder::new()
@@ -113,6 +179,8 @@ fn start_key(bits: u32) -> PendingKey {
             let _ = sender.send(capstan_rsakey::generate_der(bits as usize));
         });
     receiver
+        .await
+        .unwrap_or_else(|_| Err("the key generation thread ended without a key".into()))
 }
 
 impl Host for CallState {
@@ -191,7 +259,7 @@ mod tests {
     /// Each request starts the next key of its size, and never hands out a key twice.
     #[tokio::test]
     async fn the_reserve_starts_the_next_key_and_hands_each_out_once() {
-        let reserve = super::KeyReserve::new(1);
+        let reserve = super::KeyReserve::new(1, 2);
         assert_eq!(reserve.spares(2048), 0);
         let first = reserve.key(2048).await.unwrap();
         assert_eq!(reserve.spares(2048), 1, "no spare started");

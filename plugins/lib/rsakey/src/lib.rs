@@ -12,11 +12,26 @@ mod keygen;
 mod montgomery;
 mod sign;
 
-pub use keygen::generate;
+pub use keygen::{generate, generate_with_threads};
 pub use sign::sign_sha256;
 
-/// A new RSA key of `bits` bits (even, 512 to 16384; exponent 65537) as PKCS#1 DER.
+/// A new RSA key of `bits` bits (even, 512 to 16384; exponent 65537) as PKCS#1 DER, every
+/// core (up to four) searching for each prime.
 pub fn generate_der(bits: usize) -> Result<Vec<u8>, String> {
+    der_of(bits, generate)
+}
+
+/// [`generate_der`] with `threads` threads searching for each prime
+/// ([`generate_with_threads`]).
+pub fn generate_der_with_threads(bits: usize, threads: usize) -> Result<Vec<u8>, String> {
+    der_of(bits, |bits| generate_with_threads(bits, threads))
+}
+
+/// A key of `bits` bits from `generate`, as PKCS#1 DER.
+fn der_of(
+    bits: usize,
+    generate: impl FnOnce(usize) -> rsa::Result<rsa::RsaPrivateKey>,
+) -> Result<Vec<u8>, String> {
     use rsa::pkcs1::EncodeRsaPrivateKey;
     if !(512..=16384).contains(&bits) || !bits.is_multiple_of(2) {
         return Err(format!("unsupported RSA key size {bits}"));
