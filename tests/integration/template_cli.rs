@@ -320,6 +320,88 @@ fn without_a_configuration_a_missing_backend_names_the_folders_searched() {
     );
 }
 
+/// Of a folder's large files (over 1 MiB), the host reads only those the backend's
+/// optional `chart-folder` export keeps (`chart-files` before `template-chart`), as Helm
+/// reads only what `.helmignore` keeps; a backend without the export (the e1a6294 fixture)
+/// gets every file and prints the same. A broken `.helmignore` makes `chart-files` refuse:
+/// every file is passed, and the render reports the problem as it does without big files.
+#[test]
+fn large_ignored_files_are_left_unread() {
+    let dir = tempfile::tempdir().unwrap();
+    let backends = TwoBackends::in_dir(dir.path());
+    let chart = one_template_chart(
+        dir.path(),
+        "big",
+        "n: {{ len (.Files.Get \"files/big.txt\") }}\nskipped: {{ len (.Files.Glob \"skipped/*\") }}\n",
+    );
+    std::fs::create_dir_all(chart.join("files")).unwrap();
+    std::fs::create_dir_all(chart.join("skipped")).unwrap();
+    std::fs::write(chart.join("files/big.txt"), vec![b'k'; 2 << 20]).unwrap();
+    std::fs::write(chart.join("skipped/big.txt"), vec![b'i'; 3 << 20]).unwrap();
+    std::fs::write(chart.join(".helmignore"), "skipped/\n").unwrap();
+    let run = |config: &Path, cache: &Path| {
+        let output = Command::new(capstan_binary())
+            .arg("template")
+            .arg(&chart)
+            .arg("--config")
+            .arg(config)
+            .arg("--cache-dir")
+            .arg(cache)
+            .env("RUST_LOG", "error,capstan::plugins::call=debug")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+        let calls: Vec<String> = stderr
+            .lines()
+            .filter(|line| line.contains("plugin_call{"))
+            .filter_map(|line| line.split("function=\"").nth(1)?.split('"').next())
+            .filter(|function| *function != "prepare")
+            .map(str::to_owned)
+            .collect();
+        (
+            output.status.success(),
+            String::from_utf8(output.stdout).unwrap(),
+            stderr,
+            calls,
+        )
+    };
+    let (ok, now, stderr, calls) = run(&backends.current, &backends.current_cache);
+    assert!(ok, "{stderr}");
+    assert!(now.contains("n: 2097152\nskipped: 0\n"), "{now}");
+    assert_eq!(calls, ["chart-files", "template-chart"], "{stderr}");
+    let (ok, early, stderr, calls) = run(&backends.early, &backends.early_cache);
+    assert!(ok, "{stderr}");
+    assert_eq!(early, now);
+    assert_eq!(calls, ["package", "template"], "{stderr}");
+
+    // A .helmignore the backend refuses: every file goes to the render, which says why.
+    std::fs::write(chart.join(".helmignore"), "skipped/**\n").unwrap();
+    let (ok, printed, with_big_files, calls) = run(&backends.current, &backends.current_cache);
+    assert!(!ok && printed.is_empty(), "{printed}");
+    assert_eq!(
+        calls.first().map(String::as_str),
+        Some("chart-files"),
+        "{with_big_files}"
+    );
+    std::fs::remove_dir_all(chart.join("skipped")).unwrap();
+    std::fs::remove_file(chart.join("files/big.txt")).unwrap();
+    let (_, _, without, _) = run(&backends.current, &backends.current_cache);
+    let refusal = |stderr: &str| -> Vec<String> {
+        stderr
+            .lines()
+            .filter(|line| !line.contains("plugin_call{"))
+            .map(str::to_owned)
+            .collect()
+    };
+    assert_eq!(refusal(&with_big_files), refusal(&without));
+    assert!(
+        refusal(&without)
+            .join("\n")
+            .contains("`**` is not supported"),
+        "{without}"
+    );
+}
+
 /// A broken chart folder for `capstan template`: what is wrong, its files (path, text), the
 /// refusal printed, and whether the e1a6294 backend prints the same.
 type BrokenFolder = (

@@ -1603,6 +1603,55 @@ impl BackendPlugin {
         ))
     }
 
+    /// `chart-folder`, the optional export that says which files of a chart folder make up
+    /// the chart: `rules-file`, then `chart-files` of `paths` with that file's contents as
+    /// `rules` reads them (`None` when the folder has no such file), both on one instance.
+    /// `None` when the component does not export it. The indexes are the component's
+    /// answer, unchecked.
+    pub async fn chart_files(
+        &self,
+        paths: &[String],
+        rules: impl FnOnce(&str) -> Option<Vec<u8>> + Send,
+        grants: Grants,
+    ) -> Option<Result<Vec<u32>, CallError>> {
+        let BackendPre::Current(pre) = &self.pre else {
+            return None;
+        };
+        let instance_pre = pre.instance_pre();
+        let component = instance_pre.component();
+        let interface = component.get_export_index(
+            None,
+            format!(
+                "capstan:plugin/chart-folder@{}",
+                self.handle.plugin.wit_version
+            ),
+        )?;
+        let rules_file = component.get_export_index(Some(&interface), "rules-file")?;
+        let chart_files = component.get_export_index(Some(&interface), "chart-files")?;
+        type Files = Result<Vec<u32>, self::bindings::types::Error>;
+        Some(plugin_call!(
+            self.handle,
+            instance_pre,
+            "chart-files",
+            grants,
+            |instance, store| async {
+                let (name,) = instance
+                    .get_typed_func::<(), (Option<String>,)>(&mut store, &rules_file)?
+                    .call_async(&mut store, ())
+                    .await?;
+                let contents = name.as_deref().and_then(rules);
+                let (kept,) = instance
+                    .get_typed_func::<(&[String], Option<&[u8]>), (Files,)>(
+                        &mut store,
+                        &chart_files,
+                    )?
+                    .call_async(&mut store, (paths, contents.as_deref()))
+                    .await?;
+                Ok(kept)
+            }
+        ))
+    }
+
     /// `backend.template`.
     pub async fn template(
         &self,

@@ -97,4 +97,13 @@ impl capstan_plugin_sdk::backend::exports::capstan::plugin::chart_template::Gues
     }
 }
 
+impl capstan_plugin_sdk::backend::exports::capstan::plugin::chart_folder::Guest for Helm2 {
+    fn rules_file() -> Option<String> {
+        package::rules_file()
+    }
+    fn chart_files(paths: Vec<String>, rules: Option<Vec<u8>>) -> Result<Vec<u32>, Error> {
+        package::chart_files(paths, rules)
+    }
+}
+
 capstan_plugin_sdk::backend::export_backend_plugin!(Helm2);

@@ -168,6 +168,23 @@ pub fn load_folder(mut files: Vec<SourceFile>) -> Result<crate::chart::Chart, St
     crate::load::load_members(members).map_err(|e| e.to_string())
 }
 
+/// The file at a chart folder's root that holds its ignore rules.
+pub const IGNORE_FILE: &str = ".helmignore";
+
+/// Which of a folder's file `paths` (relative, `/`-separated) `.helmignore` keeps, given the
+/// file's contents (`None` when the folder has none): ascending indexes into `paths`, the
+/// files [`package`] and [`load_folder`] would read. Lets a caller read only those (Helm's
+/// loader skips ignored files before reading them).
+pub fn kept_files(paths: &[&str], helmignore: Option<&[u8]>) -> Result<Vec<usize>, String> {
+    let rules = ignore::Rules::parse(&String::from_utf8_lossy(helmignore.unwrap_or_default()))?;
+    let indexes: Vec<usize> = (0..paths.len()).collect();
+    Ok(rules
+        .kept(&indexes, |&i| paths[i])
+        .into_iter()
+        .copied()
+        .collect())
+}
+
 /// What a package of the folder holds: the files kept by `.helmignore` (indices into the
 /// folder's files, in path order) and the chart's name and versions.
 struct Selected {
@@ -180,7 +197,7 @@ struct Selected {
 /// Apply `.helmignore` to `files` and read the name and versions from `Chart.yaml`, as
 /// `helm package` does before writing anything.
 fn select(files: &[SourceFile]) -> Result<Selected, String> {
-    let rules = match files.iter().find(|f| f.path == ".helmignore") {
+    let rules = match files.iter().find(|f| f.path == IGNORE_FILE) {
         Some(file) => ignore::Rules::parse(&String::from_utf8_lossy(&file.contents))?,
         None => ignore::Rules::parse("")?,
     };
@@ -358,6 +375,55 @@ mod tests {
             names.push(entry.path().unwrap().display().to_string());
         }
         assert_eq!(names, ["demo/Chart.yaml", "demo/templates/cm.yaml"]);
+    }
+
+    #[test]
+    fn kept_files_are_the_files_a_package_holds() {
+        let paths = [
+            ".helmignore",
+            "Chart.yaml",
+            "README.md",
+            "ci/values.yaml",
+            "files/crds/full/a.yaml",
+            "files/crds/minimal/a.yaml",
+            "templates/.hidden.yaml",
+            "templates/cm.yaml",
+        ];
+        let rules = b"*.md\nci/\nfiles/crds/full/*.yaml\n";
+        let kept = kept_files(&paths, Some(rules)).unwrap();
+        let kept: Vec<&str> = kept.iter().map(|&i| paths[i]).collect();
+        assert_eq!(
+            kept,
+            [
+                ".helmignore",
+                "Chart.yaml",
+                "files/crds/minimal/a.yaml",
+                "templates/cm.yaml"
+            ]
+        );
+        // The same files as packaging keeps.
+        let files: Vec<SourceFile> = paths
+            .iter()
+            .map(|p| match *p {
+                ".helmignore" => file(p, std::str::from_utf8(rules).unwrap()),
+                "Chart.yaml" => file(p, "apiVersion: v2\nname: demo\nversion: 1.0.0\n"),
+                _ => file(p, "x: 1\n"),
+            })
+            .collect();
+        let packaged: Vec<&str> = select(&files)
+            .unwrap()
+            .order
+            .iter()
+            .map(|&i| files[i].path.as_str())
+            .collect();
+        assert_eq!(packaged, kept);
+        // Without a .helmignore only the default rule applies; a broken one is refused.
+        assert_eq!(kept_files(&paths, None).unwrap().len(), paths.len() - 1);
+        assert!(
+            kept_files(&paths, Some(b"**/x\n"))
+                .unwrap_err()
+                .contains("line 1")
+        );
     }
 
     #[test]

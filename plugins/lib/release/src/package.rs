@@ -61,3 +61,18 @@ pub fn package(chart: ChartInput) -> Result<ChartArtifact, Error> {
         }
     }
 }
+
+/// `chart-folder.rules-file`: the folder's `.helmignore`.
+pub fn rules_file() -> Option<String> {
+    Some(capstan_helm::package::IGNORE_FILE.to_owned())
+}
+
+/// `chart-folder.chart-files`: the files of a folder that `package` and `template-chart`
+/// read, by `.helmignore` (`rules`).
+pub fn chart_files(paths: Vec<String>, rules: Option<Vec<u8>>) -> Result<Vec<u32>, Error> {
+    let paths: Vec<&str> = paths.iter().map(String::as_str).collect();
+    let kept = capstan_helm::package::kept_files(&paths, rules.as_deref()).map_err(invalid)?;
+    kept.into_iter()
+        .map(|i| u32::try_from(i).map_err(|_| invalid(format!("more than {} files", u32::MAX))))
+        .collect()
+}

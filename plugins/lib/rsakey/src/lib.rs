@@ -4,7 +4,7 @@
 //! signatures of the certificates those functions make.
 //!
 //! Why by hand: the `rsa` crate's key generation and signing run on `num-bigint-dig`, which
-//! allocates for every product; a fixed-width Montgomery representation ([`montgomery`])
+//! allocates for every product; a fixed-width Montgomery representation (the `montgomery` module)
 //! generates 2048-bit keys about 2× faster than AWS-LC on the same machine and signs
 //! without allocating per multiplication (figures in docs/rendering.md).
 
