@@ -137,6 +137,14 @@ const RAW_BUFFER_SIZE: usize = 512;
 enum CharEnds {
     /// `count` one-byte characters after `start` bytes (a byte-order mark, or none).
     Ascii { start: usize, count: usize },
+    /// `count` characters after `start` bytes, one byte each but those listed in `wide`: a
+    /// character's index and the bytes beyond one that it and the listed ones before it
+    /// take, ascending.
+    Sparse {
+        start: usize,
+        count: usize,
+        wide: Vec<(usize, usize)>,
+    },
     /// The end offset of every character.
     Table(Vec<usize>),
 }
@@ -146,6 +154,11 @@ impl CharEnds {
     fn get(&self, index: usize) -> usize {
         match self {
             CharEnds::Ascii { start, .. } => start + index + 1,
+            CharEnds::Sparse { start, wide, .. } => {
+                let before = wide.partition_point(|&(at, _)| at <= index);
+                let extra = before.checked_sub(1).map_or(0, |last| wide[last].1);
+                start + index + 1 + extra
+            }
             CharEnds::Table(ends) => ends[index],
         }
     }
@@ -154,6 +167,19 @@ impl CharEnds {
     fn count_ending_by(&self, offset: usize) -> usize {
         match self {
             CharEnds::Ascii { start, count } => offset.saturating_sub(*start).min(*count),
+            CharEnds::Sparse { count, .. } => {
+                // Ends rise with the index: the first index ending past `offset`.
+                let (mut low, mut high) = (0, *count);
+                while low < high {
+                    let middle = low + (high - low) / 2;
+                    if self.get(middle) <= offset {
+                        low = middle + 1;
+                    } else {
+                        high = middle;
+                    }
+                }
+                low
+            }
             CharEnds::Table(ends) => ends.partition_point(|&end| end <= offset),
         }
     }
@@ -253,7 +279,24 @@ pub struct Scanner {
 /// of a bitnami/mastodon render in the component, and the memory it touched more).
 enum Chars {
     Ascii(Box<[u8]>),
+    /// Text with a few characters beyond ASCII (curly quotes in a CRD's descriptions): one
+    /// byte per character, each of the others marked by a byte of 0x80 or more and listed
+    /// in `wide` by index, ascending. Widening the whole text for them was a tenth of
+    /// parsing such a document, and four or eight times its size in memory.
+    Sparse {
+        units: Box<[u8]>,
+        wide: Vec<(usize, char)>,
+    },
     Wide(Vec<char>),
+}
+
+/// Text with at most one character in this many beyond ASCII is kept [`Chars::Sparse`].
+const SPARSE_RATIO: usize = 32;
+
+/// The listed character at `index` of a [`Chars::Sparse`] text.
+fn sparse_char(wide: &[(usize, char)], index: usize) -> char {
+    wide.binary_search_by_key(&index, |&(at, _)| at)
+        .map_or('\0', |found| wide[found].1)
 }
 
 impl Chars {
@@ -269,6 +312,19 @@ impl Chars {
                     .position(|&b| matches!(b, b'\r' | b'\n' | 0))
                     .unwrap_or(stretch.len())
             }
+            Chars::Sparse { units, wide } => {
+                let end = from.saturating_add(limit).min(units.len());
+                let stretch = units.get(from..end).unwrap_or(&[]);
+                stretch
+                    .iter()
+                    .enumerate()
+                    .position(|(k, &b)| match b {
+                        b'\r' | b'\n' | 0 => true,
+                        0x80.. => is_breakz(sparse_char(wide, from + k)),
+                        _ => false,
+                    })
+                    .unwrap_or(stretch.len())
+            }
             Chars::Wide(chars) => {
                 let end = from.saturating_add(limit).min(chars.len());
                 let stretch = chars.get(from..end).unwrap_or(&[]);
@@ -280,11 +336,54 @@ impl Chars {
         }
     }
 
+    /// Append the `count` characters from `from` to `s` (those past the end are NULs, as
+    /// [`Chars::at`] gives them).
+    fn push_chars(&self, from: usize, count: usize, s: &mut String) {
+        match self {
+            Chars::Ascii(bytes) => {
+                let end = from.saturating_add(count);
+                let stretch = bytes.get(from..end.min(bytes.len())).unwrap_or(&[]);
+                // ASCII (checked when the scanner was made) is UTF-8.
+                s.push_str(std::str::from_utf8(stretch).unwrap_or_default());
+                s.extend(std::iter::repeat_n('\0', count - stretch.len()));
+            }
+            Chars::Sparse { units, wide } => {
+                let end = from.saturating_add(count);
+                let stretch = units.get(from..end.min(units.len())).unwrap_or(&[]);
+                let mut rest = stretch;
+                let mut index = from;
+                while !rest.is_empty() {
+                    let ascii = rest.iter().position(|&b| b >= 0x80).unwrap_or(rest.len());
+                    s.push_str(std::str::from_utf8(&rest[..ascii]).unwrap_or_default());
+                    index += ascii;
+                    rest = &rest[ascii..];
+                    if let Some((_, after)) = rest.split_first() {
+                        s.push(sparse_char(wide, index));
+                        index += 1;
+                        rest = after;
+                    }
+                }
+                s.extend(std::iter::repeat_n('\0', count - stretch.len()));
+            }
+            Chars::Wide(chars) => {
+                let end = from.saturating_add(count);
+                let stretch = chars.get(from..end.min(chars.len())).unwrap_or(&[]);
+                s.extend(stretch);
+                s.extend(std::iter::repeat_n('\0', count - stretch.len()));
+            }
+        }
+    }
+
     /// The character at `index`; `'\0'` past the end (libyaml's buffers end in NULs).
     #[inline]
     fn at(&self, index: usize) -> char {
         match self {
             Chars::Ascii(bytes) => bytes.get(index).map_or('\0', |&b| char::from(b)),
+            Chars::Sparse { units, wide } => match units.get(index) {
+                None => '\0',
+                Some(&b) if b < 0x80 => char::from(b),
+                Some(_) => sparse_char(wide, index),
+            },
             Chars::Wide(chars) => chars.get(index).copied().unwrap_or('\0'),
         }
     }
@@ -310,9 +409,69 @@ fn reader_allows(c: char) -> bool {
     matches!(v, 0x09 | 0x0A | 0x0D | 0x20..=0x7E | 0x85 | 0xA0..=0xD7FF | 0xE000..=0xFFFD | 0x10000..=0x10FFFF)
 }
 
+/// `body` as [`Chars::Sparse`] with its [`CharEnds::Sparse`] (after `start` bytes of
+/// byte-order mark) and the index of its first character the reader refuses, when at most
+/// one character in [`SPARSE_RATIO`] is beyond ASCII.
+fn sparse_chars(body: &str, start: usize) -> Option<(Chars, Option<usize>, CharEnds)> {
+    let beyond_ascii = body.bytes().filter(|&b| b >= 0xC0).count();
+    if beyond_ascii.saturating_mul(SPARSE_RATIO) > body.len() {
+        return None;
+    }
+    let bytes = body.as_bytes();
+    let mut units = Vec::with_capacity(body.len());
+    let mut wide = Vec::with_capacity(beyond_ascii);
+    let mut ends = Vec::with_capacity(beyond_ascii);
+    let mut extra = 0;
+    let mut bad_char = None;
+    let mut offset = 0;
+    while offset < bytes.len() {
+        // A stretch of ASCII, copied whole, then one character beyond it.
+        let ascii = &bytes[offset..];
+        let ascii = &ascii[..ascii.iter().position(|&b| b >= 0x80).unwrap_or(ascii.len())];
+        if bad_char.is_none() {
+            bad_char = ascii
+                .iter()
+                .position(|&b| !reader_allows(char::from(b)))
+                .map(|k| units.len() + k);
+        }
+        units.extend_from_slice(ascii);
+        offset += ascii.len();
+        let Some(c) = body.get(offset..).and_then(|rest| rest.chars().next()) else {
+            break;
+        };
+        let index = units.len();
+        if bad_char.is_none() && !reader_allows(c) {
+            bad_char = Some(index);
+        }
+        units.push(0x80);
+        wide.push((index, c));
+        extra += c.len_utf8() - 1;
+        ends.push((index, extra));
+        offset += c.len_utf8();
+    }
+    let count = units.len();
+    Some((
+        Chars::Sparse {
+            units: units.into(),
+            wide,
+        },
+        bad_char,
+        CharEnds::Sparse {
+            start,
+            count,
+            wide: ends,
+        },
+    ))
+}
+
 impl Scanner {
     /// A scanner over the text (a leading byte-order mark is dropped as the reader does).
     pub fn new(text: &str) -> Scanner {
+        Scanner::with_sparse(text, true)
+    }
+
+    /// [`Scanner::new`], keeping text beyond ASCII [`Chars::Sparse`] when `sparse` allows.
+    fn with_sparse(text: &str, sparse: bool) -> Scanner {
         let starts_with_bom = text.starts_with('\u{FEFF}');
         let body = text.strip_prefix('\u{FEFF}').unwrap_or(text);
         let ascii = body.is_ascii();
@@ -325,6 +484,8 @@ impl Scanner {
                 count: bytes.len(),
             };
             (Chars::Ascii(bytes.into()), bad_char, char_end)
+        } else if let Some(sparse) = sparse.then(|| sparse_chars(body, bom_len)).flatten() {
+            sparse
         } else {
             let chars: Vec<char> = body.chars().collect();
             let bad_char = chars.iter().position(|&c| !reader_allows(c));
@@ -431,6 +592,29 @@ impl Scanner {
             self.mark.column = 0;
             self.mark.line += 1;
             self.pos += 1;
+        }
+    }
+
+    /// Read up to (not over) the line break or the end: what reading one character at a
+    /// time and asking the reader for one more each time does, a decoded stretch at a time
+    /// (the lines of block scalars, most of a CRD's text, were read character by character:
+    /// a fifth of scanning one). The reader is asked for more exactly where the
+    /// one-at-a-time loop would refill, so a refused character fails at the same place.
+    fn read_to_break(&mut self, s: &mut String) -> SResult<()> {
+        loop {
+            let available = self.reader.unread(self.pos);
+            let run = self.buf.count_until_breakz(self.pos, available);
+            self.buf.push_chars(self.pos, run, s);
+            self.mark.index += run;
+            self.mark.column += run;
+            self.pos += run;
+            if run < available {
+                return Ok(());
+            }
+            self.cache(1)?;
+            if is_breakz(self.ch(0)) {
+                return Ok(());
+            }
         }
     }
 
@@ -1362,10 +1546,7 @@ impl Scanner {
             s.push_str(&trailing_breaks);
             trailing_breaks.clear();
             leading_blank = is_blank(self.ch(0));
-            while !is_breakz(self.ch(0)) {
-                self.read(&mut s);
-                self.cache(1)?;
-            }
+            self.read_to_break(&mut s)?;
             self.cache(2)?;
             self.read_line(&mut leading_break);
             self.scan_block_scalar_breaks(&mut indent, &mut trailing_breaks, start, &mut end)?;
@@ -1691,5 +1872,61 @@ impl Scanner {
             start,
             end,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every token with its marks, and the problem that ended the scan (if any).
+    fn scan(text: &str, sparse: bool) -> (Vec<(TokenKind, Mark, Mark)>, Option<String>) {
+        let mut scanner = Scanner::with_sparse(text, sparse);
+        let mut tokens = Vec::new();
+        loop {
+            if let Err(problem) = scanner.fetch_more_tokens() {
+                return (tokens, Some(problem.message()));
+            }
+            let Some(token) = scanner.tokens.pop_front() else {
+                return (tokens, None);
+            };
+            scanner.tokens_parsed += 1;
+            let end = token.kind == TokenKind::StreamEnd;
+            tokens.push((token.kind, token.start, token.end));
+            if end {
+                return (tokens, None);
+            }
+        }
+    }
+
+    /// Text with a few characters beyond ASCII scans to the same tokens, marks and problems
+    /// whether it is kept sparse or widened.
+    #[test]
+    fn sparse_text_scans_as_widened_text() {
+        let long_ascii = "x".repeat(600);
+        let cases = [
+            "description: |-\n  The \u{201c}quoted\u{201d} word\n  next line\nkind: A\n".to_owned(),
+            "k\u{e9}y: v\u{e4}lue\nother: \"d\u{f6}uble\"\n# c\u{f6}mment\nlast: 1\n".to_owned(),
+            "\u{feff}a: \u{201c}x\u{201d}\nb: >\n  folded \u{2014} text\n\n  more\n".to_owned(),
+            format!("a: {long_ascii}\u{e9}\nb: |\n  {long_ascii}\u{201c}\n  tail\n"),
+            "a: one\u{85}b: two\u{2028}c: three\n".to_owned(),
+            format!("a: \u{e9}{long_ascii}\nb: bad\u{1}char\n"),
+            "a: [\u{e9}, b\nc: d\n".to_owned(),
+        ];
+        for text in &cases {
+            // Enough ASCII for the text to count as mostly ASCII.
+            let text = &format!("{text}# {long_ascii}\n");
+            let sparse = Scanner::with_sparse(text, true);
+            assert!(
+                matches!(sparse.buf, Chars::Sparse { .. }),
+                "not kept sparse: {text:?}"
+            );
+            assert_eq!(scan(text, true), scan(text, false), "{text:?}");
+        }
+        // Mostly beyond ASCII: widened.
+        assert!(matches!(
+            Scanner::new("k: \u{65e5}\u{672c}\u{8a9e}\u{30c6}\u{30ad}\u{30b9}\u{30c8}\n").buf,
+            Chars::Wide(_)
+        ));
     }
 }
