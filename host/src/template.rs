@@ -421,6 +421,8 @@ pub fn template_output(rendered: &Rendered, with_hooks: bool) -> String {
 mod tests {
     use super::*;
 
+    const CHART_YAML: &[u8] = b"apiVersion: v2\nname: c\nversion: 1.0.0\n";
+
     fn write(root: &Path, path: &str, contents: &[u8]) {
         let full = root.join(path);
         std::fs::create_dir_all(full.parent().unwrap()).unwrap();
@@ -443,11 +445,7 @@ mod tests {
     fn large_files_are_read_only_when_selected() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
-        write(
-            root,
-            "Chart.yaml",
-            b"apiVersion: v2\nname: c\nversion: 1.0.0\n",
-        );
+        write(root, "Chart.yaml", CHART_YAML);
         write(root, "templates/cm.yaml", b"kind: ConfigMap\n");
         write(root, "files/big-kept.txt", &[b'k'; 3000]);
         write(root, "files/big-ignored.txt", &[b'i'; 3000]);
@@ -481,11 +479,7 @@ mod tests {
     fn without_a_selection_every_file_is_passed() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
-        write(
-            root,
-            "Chart.yaml",
-            b"apiVersion: v2\nname: c\nversion: 1.0.0\n",
-        );
+        write(root, "Chart.yaml", CHART_YAML);
         write(root, "big.bin", &[0; 5000]);
         let files = folder(chart_input(root).unwrap());
         assert_eq!(files.len(), 2);

@@ -1563,6 +1563,30 @@ impl BackendPlugin {
         }
     }
 
+    /// The component's instance-pre and the index of its optional export `interface`
+    /// (`capstan:plugin/<interface>` at the component's contract version); `None` for a
+    /// component of the previous contract or without the export.
+    fn optional_export(
+        &self,
+        interface: &str,
+    ) -> Option<(
+        &wasmtime::component::InstancePre<CallState>,
+        wasmtime::component::ComponentExportIndex,
+    )> {
+        let BackendPre::Current(pre) = &self.pre else {
+            return None;
+        };
+        let instance_pre = pre.instance_pre();
+        let index = instance_pre.component().get_export_index(
+            None,
+            format!(
+                "capstan:plugin/{interface}@{}",
+                self.handle.plugin.wit_version
+            ),
+        )?;
+        Some((instance_pre, index))
+    }
+
     /// `chart-template.template-chart`, the optional export that renders a chart folder or
     /// archive without packaging it first; `None` when the component does not export it
     /// (then `package` and `template` do the same work).
@@ -1574,18 +1598,8 @@ impl BackendPlugin {
         options: &TemplateOptions,
         grants: Grants,
     ) -> Option<Result<Rendered, CallError>> {
-        let BackendPre::Current(pre) = &self.pre else {
-            return None;
-        };
-        let instance_pre = pre.instance_pre();
+        let (instance_pre, interface) = self.optional_export("chart-template")?;
         let component = instance_pre.component();
-        let interface = component.get_export_index(
-            None,
-            format!(
-                "capstan:plugin/chart-template@{}",
-                self.handle.plugin.wit_version
-            ),
-        )?;
         let function = component.get_export_index(Some(&interface), "template-chart")?;
         type Params<'a> = (
             &'a ReleaseId,
@@ -1622,18 +1636,8 @@ impl BackendPlugin {
         rules: impl FnOnce(&str) -> Option<Vec<u8>> + Send,
         grants: Grants,
     ) -> Option<Result<Vec<u32>, CallError>> {
-        let BackendPre::Current(pre) = &self.pre else {
-            return None;
-        };
-        let instance_pre = pre.instance_pre();
+        let (instance_pre, interface) = self.optional_export("chart-folder")?;
         let component = instance_pre.component();
-        let interface = component.get_export_index(
-            None,
-            format!(
-                "capstan:plugin/chart-folder@{}",
-                self.handle.plugin.wit_version
-            ),
-        )?;
         let rules_file = component.get_export_index(Some(&interface), "rules-file")?;
         let chart_files = component.get_export_index(Some(&interface), "chart-files")?;
         type Files = Result<Vec<u32>, self::bindings::types::Error>;

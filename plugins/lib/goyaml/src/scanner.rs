@@ -559,26 +559,10 @@ impl Scanner {
         self.pos += 1;
     }
 
-    /// Skip a comment up to (not over) its line break or the end: what skipping one
-    /// character at a time and asking the reader for one more each time does, done a
-    /// decoded stretch at a time (comments are most of a Bitnami `values.yaml`). The reader
-    /// is asked for more exactly where the one-at-a-time loop would refill, so a refused
-    /// character fails at the same place.
+    /// Skip a comment up to (not over) its line break or the end (comments are most of a
+    /// Bitnami `values.yaml`).
     fn skip_comment_body(&mut self) -> SResult<()> {
-        loop {
-            let available = self.reader.unread(self.pos);
-            let run = self.buf.count_until_breakz(self.pos, available);
-            self.mark.index += run;
-            self.mark.column += run;
-            self.pos += run;
-            if run < available {
-                return Ok(());
-            }
-            self.cache(1)?;
-            if is_breakz(self.ch(0)) {
-                return Ok(());
-            }
-        }
+        self.advance_to_break(None)
     }
 
     fn skip_line(&mut self) {
@@ -595,16 +579,25 @@ impl Scanner {
         }
     }
 
-    /// Read up to (not over) the line break or the end: what reading one character at a
-    /// time and asking the reader for one more each time does, a decoded stretch at a time
-    /// (the lines of block scalars, most of a CRD's text, were read character by character:
-    /// a fifth of scanning one). The reader is asked for more exactly where the
-    /// one-at-a-time loop would refill, so a refused character fails at the same place.
+    /// Read up to (not over) the line break or the end into `s` (the lines of block
+    /// scalars, most of a CRD's text, were read character by character: a fifth of scanning
+    /// one).
     fn read_to_break(&mut self, s: &mut String) -> SResult<()> {
+        self.advance_to_break(Some(s))
+    }
+
+    /// Move up to (not over) the line break or the end, appending the characters passed to
+    /// `kept` when given: what moving one character at a time and asking the reader for one
+    /// more each time does, a decoded stretch at a time. The reader is asked for more
+    /// exactly where the one-at-a-time loop would refill, so a refused character fails at
+    /// the same place.
+    fn advance_to_break(&mut self, mut kept: Option<&mut String>) -> SResult<()> {
         loop {
             let available = self.reader.unread(self.pos);
             let run = self.buf.count_until_breakz(self.pos, available);
-            self.buf.push_chars(self.pos, run, s);
+            if let Some(s) = kept.as_deref_mut() {
+                self.buf.push_chars(self.pos, run, s);
+            }
             self.mark.index += run;
             self.mark.column += run;
             self.pos += run;
