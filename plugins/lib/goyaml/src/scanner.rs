@@ -336,8 +336,8 @@ impl Chars {
         }
     }
 
-    /// Append the `count` characters from `from` to `s` (those past the end are NULs, as
-    /// [`Chars::at`] gives them).
+    /// Append the `count` characters from `from` to `s` (a stretch within the text, as
+    /// [`Chars::count_until_breakz`] measures them).
     fn push_chars(&self, from: usize, count: usize, s: &mut String) {
         match self {
             Chars::Ascii(bytes) => {
@@ -345,7 +345,6 @@ impl Chars {
                 let stretch = bytes.get(from..end.min(bytes.len())).unwrap_or(&[]);
                 // ASCII (checked when the scanner was made) is UTF-8.
                 s.push_str(std::str::from_utf8(stretch).unwrap_or_default());
-                s.extend(std::iter::repeat_n('\0', count - stretch.len()));
             }
             Chars::Sparse { units, wide } => {
                 let end = from.saturating_add(count);
@@ -363,13 +362,11 @@ impl Chars {
                         rest = after;
                     }
                 }
-                s.extend(std::iter::repeat_n('\0', count - stretch.len()));
             }
             Chars::Wide(chars) => {
                 let end = from.saturating_add(count);
                 let stretch = chars.get(from..end.min(chars.len())).unwrap_or(&[]);
                 s.extend(stretch);
-                s.extend(std::iter::repeat_n('\0', count - stretch.len()));
             }
         }
     }

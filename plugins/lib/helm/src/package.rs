@@ -197,15 +197,12 @@ struct Selected {
 /// Apply `.helmignore` to `files` and read the name and versions from `Chart.yaml`, as
 /// `helm package` does before writing anything.
 fn select(files: &[SourceFile]) -> Result<Selected, String> {
-    let rules = match files.iter().find(|f| f.path == IGNORE_FILE) {
-        Some(file) => ignore::Rules::parse(&String::from_utf8_lossy(&file.contents))?,
-        None => ignore::Rules::parse("")?,
-    };
-    let mut order: Vec<usize> = rules
-        .kept(&(0..files.len()).collect::<Vec<_>>(), |&i| &files[i].path)
-        .into_iter()
-        .copied()
-        .collect();
+    let paths: Vec<&str> = files.iter().map(|f| f.path.as_str()).collect();
+    let helmignore = files
+        .iter()
+        .find(|f| f.path == IGNORE_FILE)
+        .map(|f| f.contents.as_slice());
+    let mut order = kept_files(&paths, helmignore)?;
     let chart_yaml = order
         .iter()
         .map(|&i| &files[i])
