@@ -19,6 +19,7 @@ pub mod pipeline;
 pub mod postrender;
 pub mod release;
 pub mod schema;
+pub mod schema_subset;
 pub mod semver;
 pub mod strvals;
 pub mod tiller;

@@ -235,12 +235,17 @@ pub fn prepare() {
 pub fn validate_against_single_schema(values: &Value, schema: &[u8]) -> Result<(), String> {
     let schema: serde_json::Value =
         serde_json::from_slice(schema).map_err(|e| format!("invalid JSON schema: {e}"))?;
+    let instance = value_to_json(values);
+    // Most schemas and values need no compiled validator (`schema_subset`); it is built
+    // only when the quick check is unsure, and words the errors.
+    if crate::schema_subset::certainly_valid(&schema, &instance) {
+        return Ok(());
+    }
     let validator = jsonschema::options()
         .with_retriever(HelmRetriever)
         .with_base_uri("file:///values.schema.json")
         .build(&schema)
         .map_err(|e| format!("{e}\n"))?;
-    let instance = value_to_json(values);
     // (instance path, missing required properties or a message), in the validator's order.
     let mut problems: Vec<(String, Problem)> = Vec::new();
     for error in validator.iter_errors(&instance) {
