@@ -15,8 +15,9 @@
 //!
 //! Prints one line: `iterations=N mean_ms=… median_ms=… min_ms=… bytes=…` (`bytes` is the
 //! size of the rendered output). With `--phases`, also the median time of each step (load,
-//! values file, dependencies, coalesce, render values, templates, assemble+text). With
-//! `--print`, writes the last render to stdout instead (for checking output).
+//! values file, dependencies, coalesce, schema validation, render values, templates,
+//! assemble+text). With `--print`, writes the last render to stdout instead (for checking
+//! output).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -106,6 +107,7 @@ struct Phases {
     values_file: Duration,
     dependencies: Duration,
     coalesce: Duration,
+    schema: Duration,
     render_values: Duration,
     templates: Duration,
     assemble: Duration,
@@ -146,6 +148,8 @@ fn render_once(args: &Args, options: &RenderOptions) -> Result<(String, Phases),
     let values =
         capstan_helm::values::coalesce_values(&chart, &user_values).map_err(|e| e.to_string())?;
     lap(&mut phases.coalesce);
+    capstan_helm::schema::validate_against_schema(&chart, &values).map_err(|e| e.to_string())?;
+    lap(&mut phases.schema);
     let top = capstan_helm::engine::render_values(&chart, &values, options);
     lap(&mut phases.render_values);
     let files = capstan_helm::engine::render(&chart, &top, options).map_err(|e| e.to_string())?;
@@ -222,12 +226,13 @@ fn run(args: Args) -> Result<(), String> {
             ms(median(&mut times))
         };
         println!(
-            "phases_median_ms load={} values_file={} dependencies={} coalesce={} \
+            "phases_median_ms load={} values_file={} dependencies={} coalesce={} schema={} \
              render_values={} templates={} assemble={}",
             step(|p| p.load),
             step(|p| p.values_file),
             step(|p| p.dependencies),
             step(|p| p.coalesce),
+            step(|p| p.schema),
             step(|p| p.render_values),
             step(|p| p.templates),
             step(|p| p.assemble),
