@@ -97,7 +97,7 @@ fn well_formed(schema: &Json) -> bool {
     keywords
         .iter()
         .all(|(keyword, value)| match keyword.as_str() {
-            "type" => type_names(value).is_some(),
+            "type" => type_well_formed(value),
             "properties" => value
                 .as_object()
                 .is_some_and(|properties| properties.values().all(well_formed)),
@@ -118,22 +118,28 @@ fn well_formed(schema: &Json) -> bool {
         })
 }
 
-/// The JSON types a `type` keyword allows, when it is well formed.
-fn type_names(value: &Json) -> Option<Vec<&str>> {
+/// Whether a `type` keyword is well formed: one type name, or distinct type names.
+fn type_well_formed(value: &Json) -> bool {
     const NAMES: [&str; 7] = [
         "null", "boolean", "object", "array", "number", "integer", "string",
     ];
-    let names: Vec<&str> = match value {
-        Json::String(name) => vec![name.as_str()],
-        Json::Array(names) if !names.is_empty() && all_distinct(names) => {
-            names.iter().map(Json::as_str).collect::<Option<Vec<_>>>()?
-        }
-        _ => return None,
-    };
-    names
-        .iter()
-        .all(|name| NAMES.contains(name))
-        .then_some(names)
+    let known = |name: &Json| name.as_str().is_some_and(|name| NAMES.contains(&name));
+    match value {
+        Json::String(_) => known(value),
+        Json::Array(names) => !names.is_empty() && names.iter().all(known) && all_distinct(names),
+        _ => false,
+    }
+}
+
+/// Whether `instance` has one of the types a well-formed `type` keyword names.
+fn type_allows(value: &Json, instance: &Json) -> bool {
+    match value {
+        Json::String(name) => has_type(instance, name),
+        Json::Array(names) => names
+            .iter()
+            .any(|name| name.as_str().is_some_and(|name| has_type(instance, name))),
+        _ => false,
+    }
 }
 
 fn all_distinct(items: &[Json]) -> bool {
@@ -151,9 +157,7 @@ fn meets(schema: &Json, instance: &Json) -> bool {
     keywords
         .iter()
         .all(|(keyword, value)| match keyword.as_str() {
-            "type" => {
-                type_names(value).is_some_and(|names| names.iter().any(|n| has_type(instance, n)))
-            }
+            "type" => type_allows(value, instance),
             "enum" => value
                 .as_array()
                 .is_some_and(|options| options.contains(instance)),
