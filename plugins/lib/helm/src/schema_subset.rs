@@ -69,8 +69,13 @@ const OTHER_KEYWORDS: &[&str] = &[
     "contentSchema",
 ];
 
-/// `$schema` values naming a draft the full validator knows.
+/// `$schema` values naming a draft the full validator knows. The version-less URI (Bitnami
+/// charts write `http://json-schema.org/schema#`) names the current draft, 2020-12.
 const KNOWN_DRAFTS: &[&str] = &[
+    "http://json-schema.org/schema#",
+    "http://json-schema.org/schema",
+    "https://json-schema.org/schema#",
+    "https://json-schema.org/schema",
     "http://json-schema.org/draft-04/schema#",
     "http://json-schema.org/draft-04/schema",
     "http://json-schema.org/draft-06/schema#",
@@ -274,7 +279,12 @@ mod tests {
             "extra": {"k": "v"},
             "undeclared": {"anything": [1]}
         });
-        check(schema.clone(), good, true);
+        check(schema.clone(), good.clone(), true);
+        // Bitnami's version-less `$schema` (the current draft) is as well known.
+        let mut bitnami = schema.clone();
+        bitnami["$schema"] = json!("http://json-schema.org/schema#");
+        check(bitnami.clone(), good, true);
+        check(bitnami, json!({"replicas": "2"}), false);
         for bad in [
             json!({"replicas": 2.5}),
             json!({"replicas": "2"}),
