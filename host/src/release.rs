@@ -57,6 +57,7 @@ impl Target {
             credentials: None,
             post_render: None,
             release_context: None,
+            folder_files: None,
         })
     }
 }

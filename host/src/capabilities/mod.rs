@@ -5,6 +5,7 @@ pub mod credentials;
 pub mod crypto;
 pub mod discovery;
 pub mod egress;
+pub mod folder_files;
 pub mod git;
 pub mod http;
 pub mod kube;
@@ -31,6 +32,8 @@ pub struct Grants {
     pub post_render: Option<post_render::PostRenderGrant>,
     /// Release options for the backend (`release-context`).
     pub release_context: Option<release_context::ReleaseContextGrant>,
+    /// The unread files of the chart folder a `template-folder` call renders.
+    pub folder_files: Option<folder_files::FolderFilesGrant>,
 }
 
 impl Grants {

@@ -30,5 +30,7 @@ pub mod backend {
     });
 }
 
-pub use backend::capstan::plugin::{crypto, discovery, kube, post_render, release_context};
+pub use backend::capstan::plugin::{
+    crypto, discovery, folder_files, kube, post_render, release_context,
+};
 pub use source::capstan::plugin::{credentials, git, log, types};

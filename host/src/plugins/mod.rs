@@ -24,8 +24,8 @@ use wasmtime::{Config as EngineConfig, Engine};
 
 use self::bindings::backend::BackendPluginPre;
 use self::bindings::backend::exports::capstan::plugin::backend::{
-    ChartInput, Rendered, SyncOptions, SyncOutcome, SyncPlan, SyncRequest, TemplateOptions,
-    UninstallOptions, ValueLayer,
+    ChartFile, ChartInput, Rendered, SyncOptions, SyncOutcome, SyncPlan, SyncRequest,
+    TemplateOptions, UninstallOptions, ValueLayer,
 };
 use self::bindings::source::SourcePluginPre;
 use self::bindings::source::exports::capstan::plugin::source::{
@@ -40,6 +40,17 @@ use self::watchdog::Watchdog;
 use crate::capabilities::Grants;
 use crate::config::{PluginConfig, PluginWorld};
 use crate::telemetry::PluginMetrics;
+
+/// `folder-template`'s `unread-file` record (the host's bindings are generated for the
+/// `backend-plugin` world, which does not name the optional exports' types).
+#[derive(wasmtime::component::ComponentType, wasmtime::component::Lower, Clone, Debug)]
+#[component(record)]
+pub struct UnreadFile {
+    /// Path relative to the chart folder, `/`-separated.
+    pub path: String,
+    /// Size in bytes when listed.
+    pub size: u64,
+}
 
 /// Most plugin calls in flight at once; further calls wait for a slot. Sized with the
 /// pooling allocator below, which preallocates this many instance slots.
@@ -351,6 +362,8 @@ fn linker(engine: &Engine) -> Result<Linker<CallState>, RuntimeError> {
     bindings::git::add_to_linker::<CallState, HasSelf<CallState>>(&mut linker, |s| s)
         .map_err(failed)?;
     bindings::crypto::add_to_linker::<CallState, HasSelf<CallState>>(&mut linker, |s| s)
+        .map_err(failed)?;
+    bindings::folder_files::add_to_linker::<CallState, HasSelf<CallState>>(&mut linker, |s| s)
         .map_err(failed)?;
     bindings::discovery::add_to_linker::<CallState, HasSelf<CallState>>(&mut linker, |s| s)
         .map_err(failed)?;
@@ -1619,6 +1632,51 @@ impl BackendPlugin {
                         )?;
                 let (rendered,) = template_chart
                     .call_async(&mut store, (release, chart, values, options))
+                    .await?;
+                Ok(rendered)
+            }
+        ))
+    }
+
+    /// Whether the component exports `folder-template` (see [`BackendPlugin::template_folder`]).
+    pub fn has_folder_template(&self) -> bool {
+        self.optional_export("folder-template").is_some()
+    }
+
+    /// `folder-template.template-folder`, the optional export that renders a chart folder
+    /// passed in part: `files` read, `unread` listed only, their contents read through the
+    /// `folder-files` grant `grants` carries. `None` when the component does not export it.
+    pub async fn template_folder(
+        &self,
+        release: &ReleaseId,
+        files: &[ChartFile],
+        unread: &[UnreadFile],
+        values: &[ValueLayer],
+        options: &TemplateOptions,
+        grants: Grants,
+    ) -> Option<Result<Rendered, CallError>> {
+        let (instance_pre, interface) = self.optional_export("folder-template")?;
+        let component = instance_pre.component();
+        let function = component.get_export_index(Some(&interface), "template-folder")?;
+        type Params<'a> = (
+            &'a ReleaseId,
+            &'a [ChartFile],
+            &'a [UnreadFile],
+            &'a [ValueLayer],
+            &'a TemplateOptions,
+        );
+        Some(plugin_call!(
+            self.handle,
+            instance_pre,
+            "template-folder",
+            grants,
+            |instance, store| async {
+                let template_folder = instance
+                    .get_typed_func::<Params<'_>, (Result<Rendered, self::bindings::types::Error>,)>(
+                        &mut store, &function,
+                    )?;
+                let (rendered,) = template_folder
+                    .call_async(&mut store, (release, files, unread, values, options))
                     .await?;
                 Ok(rendered)
             }

@@ -721,6 +721,7 @@ impl SourceSync {
             credentials: credentials_grant,
             post_render: None,
             release_context: None,
+            folder_files: None,
         })
     }
 

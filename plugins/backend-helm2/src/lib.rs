@@ -97,6 +97,20 @@ impl capstan_plugin_sdk::backend::exports::capstan::plugin::chart_template::Gues
     }
 }
 
+impl capstan_plugin_sdk::backend::exports::capstan::plugin::folder_template::Guest for Helm2 {
+    fn template_folder(
+        release: ReleaseId,
+        files: Vec<capstan_plugin_sdk::backend::exports::capstan::plugin::backend::ChartFile>,
+        unread: Vec<
+            capstan_plugin_sdk::backend::exports::capstan::plugin::folder_template::UnreadFile,
+        >,
+        values: Vec<ValueLayer>,
+        options: TemplateOptions,
+    ) -> Result<Rendered, Error> {
+        render::template_folder(release, files, unread, values, options)
+    }
+}
+
 impl capstan_plugin_sdk::backend::exports::capstan::plugin::chart_folder::Guest for Helm2 {
     fn rules_file() -> Option<String> {
         package::rules_file()

@@ -31,6 +31,11 @@ pub struct File {
     /// copies of every non-template file per render (half the bytes a Bitnami chart with
     /// its READMEs and changelogs reads).
     pub data: Arc<Vec<u8>>,
+    /// For a file of a chart folder a host passed without reading it (`folder-template`):
+    /// where its contents come from. `data` is then empty, and [`File::contents`] reads
+    /// them the first time they are asked for. Only files that reach templates as `.Files`
+    /// stay unread when a chart is loaded; every file the loader itself needs is read.
+    pub unread: Option<Unread>,
 }
 
 impl File {
@@ -39,9 +44,111 @@ impl File {
         File {
             name: name.into(),
             data: Arc::new(data.into()),
+            unread: None,
+        }
+    }
+
+    /// A file whose contents are read from `unread` when first asked for.
+    pub fn unread(name: impl Into<String>, unread: Unread) -> File {
+        File {
+            name: name.into(),
+            data: Arc::default(),
+            unread: Some(unread),
+        }
+    }
+
+    /// The contents, read now if they were not. A file that cannot be read has no contents
+    /// here; [`File::read_failure`] says why, and a render that met one fails with it.
+    pub fn contents(&self) -> Arc<Vec<u8>> {
+        match &self.unread {
+            None => Arc::clone(&self.data),
+            Some(unread) => unread.contents().unwrap_or_default(),
+        }
+    }
+
+    /// The file with its contents in `data`, or why they could not be read.
+    pub fn read_now(self) -> Result<File, String> {
+        match &self.unread {
+            None => Ok(self),
+            Some(unread) => Ok(File {
+                data: unread.contents()?,
+                name: self.name,
+                unread: None,
+            }),
+        }
+    }
+
+    /// Why an unread file's contents could not be read, once something asked for them.
+    pub fn read_failure(&self) -> Option<String> {
+        let unread = self.unread.as_ref()?;
+        match unread.0.read.get() {
+            Some(Err(message)) => Some(format!("cannot read {}: {message}", unread.0.path)),
+            _ => None,
         }
     }
 }
+
+/// Reads the files of a chart folder that were passed unread.
+pub trait FileReader: Send + Sync {
+    /// The contents of the file at `path` (relative to the chart folder).
+    fn read(&self, path: &str) -> Result<Vec<u8>, String>;
+}
+
+/// The contents of one unread file: read through its [`FileReader`] once, the first time
+/// they are asked for (a UTF-8 byte order mark stripped, as the loader strips it).
+#[derive(Clone)]
+pub struct Unread(Arc<UnreadState>);
+
+struct UnreadState {
+    path: String,
+    size: u64,
+    reader: Arc<dyn FileReader>,
+    read: std::sync::OnceLock<Result<Arc<Vec<u8>>, String>>,
+}
+
+impl Unread {
+    /// The file at `path` of the folder `reader` reads, `size` bytes when listed.
+    pub fn new(path: impl Into<String>, size: u64, reader: Arc<dyn FileReader>) -> Unread {
+        Unread(Arc::new(UnreadState {
+            path: path.into(),
+            size,
+            reader,
+            read: std::sync::OnceLock::new(),
+        }))
+    }
+
+    /// Size when listed.
+    pub fn size(&self) -> u64 {
+        self.0.size
+    }
+
+    /// The contents, read on the first call.
+    pub fn contents(&self) -> Result<Arc<Vec<u8>>, String> {
+        self.0
+            .read
+            .get_or_init(|| {
+                self.0
+                    .reader
+                    .read(&self.0.path)
+                    .map(|data| Arc::new(crate::load::strip_bom(data)))
+            })
+            .clone()
+    }
+}
+
+impl std::fmt::Debug for Unread {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Unread({:?}, {} bytes)", self.0.path, self.0.size)
+    }
+}
+
+impl PartialEq for Unread {
+    fn eq(&self, other: &Unread) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for Unread {}
 
 /// A chart maintainer.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -184,6 +291,15 @@ impl Chart {
     /// The subcharts (in load order; dependency processing may drop or alias some).
     pub fn dependencies(&self) -> &[Chart] {
         &self.dependencies
+    }
+
+    /// The first unread file of this chart or its subcharts that a render asked for and
+    /// could not read, and why.
+    pub fn read_failure(&self) -> Option<String> {
+        self.files
+            .iter()
+            .find_map(File::read_failure)
+            .or_else(|| self.dependencies.iter().find_map(Chart::read_failure))
     }
 
     /// The subcharts, mutably. Renaming one does not re-link its own subcharts: call

@@ -6,7 +6,6 @@
 
 use std::collections::BTreeMap;
 use std::rc::Rc;
-use std::sync::Arc;
 
 use capstan_gotmpl::value::{Map, Value};
 use capstan_gotmpl::{Limits, MissingKey, Template, TemplateError};
@@ -290,12 +289,7 @@ fn collect_templates<'chart>(
     next.insert("Chart".into(), Value::from(chart_map));
     next.insert(
         "Files".into(),
-        Value::Object(Rc::new(Files::new(
-            chart
-                .files
-                .iter()
-                .map(|f| (f.name.clone(), Arc::clone(&f.data))),
-        ))),
+        Value::Object(Rc::new(Files::new(chart.files.iter().cloned()))),
     );
     next.insert("Release".into(), get("Release"));
     next.insert("Capabilities".into(), get("Capabilities"));

@@ -71,6 +71,14 @@ pub enum LoadError {
         /// What was wrong (the YAML or JSON decoding error).
         message: String,
     },
+    /// A file the loader needs was passed unread and could not be read.
+    #[error("cannot read {file}: {message}")]
+    Unread {
+        /// The file concerned.
+        file: String,
+        /// Why.
+        message: String,
+    },
     /// There is no Chart.yaml.
     #[error("Chart.yaml file is missing")]
     MissingChartYaml,
@@ -124,7 +132,7 @@ fn io_error(path: &Path, source: std::io::Error) -> LoadError {
     }
 }
 
-fn strip_bom(mut data: Vec<u8>) -> Vec<u8> {
+pub(crate) fn strip_bom(mut data: Vec<u8>) -> Vec<u8> {
     if data.starts_with(UTF8_BOM) {
         data.drain(..UTF8_BOM.len());
     }
@@ -415,12 +423,37 @@ fn check_member_size(raw_name: &str, size: u64, remaining: u64) -> Result<(), Lo
 pub fn load_members(
     members: impl IntoIterator<Item = (String, Vec<u8>)>,
 ) -> Result<Chart, LoadError> {
+    load_members_in_part(
+        members
+            .into_iter()
+            .map(|(name, data)| (name, Member::Read(data))),
+    )
+}
+
+/// The contents of an archive member or folder file as [`load_members_in_part`] takes them.
+pub enum Member {
+    /// Read.
+    Read(Vec<u8>),
+    /// Not read yet: read when the loader or a template needs them.
+    Unread(crate::chart::Unread),
+}
+
+/// [`load_members`] of members some of which are not read yet: those the loader needs
+/// (Chart.yaml, values, schema, lock and requirements files, templates, subchart archives)
+/// are read as it meets them; the others stay unread in the chart's files until a
+/// template asks for them. Sizes count as listed.
+pub fn load_members_in_part(
+    members: impl IntoIterator<Item = (String, Member)>,
+) -> Result<Chart, LoadError> {
     let mut budget = Budget::new();
     let mut remaining = MAX_DECOMPRESSED_CHART_SIZE;
     let mut files = Vec::new();
-    for (raw_name, data) in members {
+    for (raw_name, member) in members {
         let name = member_name(&raw_name)?;
-        let size = data.len() as u64;
+        let size = match &member {
+            Member::Read(data) => data.len() as u64,
+            Member::Unread(unread) => unread.size(),
+        };
         check_member_size(&raw_name, size, remaining)?;
         remaining -= size;
         budget.remaining = budget.remaining.saturating_sub(size);
@@ -429,7 +462,10 @@ pub fn load_members(
                 "decompressed chart is larger than the maximum size {MAX_DECOMPRESSED_CHART_SIZE}"
             )));
         }
-        files.push(File::new(name, strip_bom(data)));
+        files.push(match member {
+            Member::Read(data) => File::new(name, strip_bom(data)),
+            Member::Unread(unread) => File::unread(name, unread),
+        });
     }
     if files.is_empty() {
         return Err(archive_error("no files in chart archive"));
@@ -517,6 +553,22 @@ pub fn load_files(files: Vec<File>) -> Result<Chart, LoadError> {
 }
 
 fn load_files_within(files: Vec<File>, budget: &mut Budget) -> Result<Chart, LoadError> {
+    // Files passed unread are read here when loading needs their contents; the others
+    // (what templates see as `.Files`, subchart folders' files until their own turn) stay
+    // unread.
+    let files = files
+        .into_iter()
+        .map(|file| {
+            if file.unread.is_none() || !loading_reads(&file.name) {
+                return Ok(file);
+            }
+            let name = file.name.clone();
+            file.read_now().map_err(|message| LoadError::Unread {
+                file: name,
+                message,
+            })
+        })
+        .collect::<Result<Vec<File>, LoadError>>()?;
     let mut metadata: Option<Metadata> = None;
     for file in files.iter().filter(|f| f.name == "Chart.yaml") {
         let text = utf8("Chart.yaml", &file.data)?;
@@ -569,6 +621,7 @@ fn load_files_within(files: Vec<File>, budget: &mut Budget) -> Result<Chart, Loa
                 subcharts.entry(subchart).or_default().push(File {
                     name: inside.to_owned(),
                     data: file.data,
+                    unread: file.unread,
                 });
             }
             _ => chart.files.push(file),
@@ -622,6 +675,7 @@ fn load_files_within(files: Vec<File>, budget: &mut Budget) -> Result<Chart, Loa
                     f.name.split_once('/').map(|(_, rest)| File {
                         name: rest.to_owned(),
                         data: f.data,
+                        unread: f.unread,
                     })
                 })
                 .collect();
@@ -631,6 +685,23 @@ fn load_files_within(files: Vec<File>, budget: &mut Budget) -> Result<Chart, Loa
         chart.add_dependency(loaded);
     }
     Ok(chart)
+}
+
+/// Whether loading a chart reads the file `name` (relative to the chart): its metadata,
+/// values, schema, lock and requirements files, templates and subchart archives.
+fn loading_reads(name: &str) -> bool {
+    matches!(
+        name,
+        "Chart.yaml"
+            | "Chart.lock"
+            | "requirements.lock"
+            | "requirements.yaml"
+            | "values.yaml"
+            | "values.schema.json"
+    ) || name.starts_with("templates/")
+        || name
+            .strip_prefix("charts/")
+            .is_some_and(|inside| !inside.contains('/') && extension(inside) == ".tgz")
 }
 
 /// Go's `filepath.Ext`: the suffix from the last `.` of the last element.

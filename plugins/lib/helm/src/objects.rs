@@ -9,21 +9,30 @@ use std::sync::Arc;
 
 use capstan_gotmpl::value::{Map, Object, Value};
 
+use crate::chart::File;
 use crate::glob::Glob;
 
 /// `.Files`: the chart's non-template files by path, sharing the chart's contents (a file
-/// is copied only when a template reads it).
+/// is copied only when a template reads it; a file passed unread is read then).
 #[derive(Debug, Clone, Default)]
 pub struct Files {
-    files: BTreeMap<String, Arc<Vec<u8>>>,
+    files: BTreeMap<String, File>,
 }
 
 impl Files {
-    /// Files from `(path, contents)` pairs.
-    pub fn new(files: impl IntoIterator<Item = (String, Arc<Vec<u8>>)>) -> Files {
+    /// Files of a chart.
+    pub fn new(files: impl IntoIterator<Item = File>) -> Files {
         Files {
-            files: files.into_iter().collect(),
+            files: files
+                .into_iter()
+                .map(|file| (file.name.clone(), file))
+                .collect(),
         }
+    }
+
+    /// The contents of `path`, if the chart has such a file.
+    fn contents(&self, path: &str) -> Option<Arc<Vec<u8>>> {
+        self.files.get(path).map(File::contents)
     }
 
     fn glob(&self, pattern: &str) -> Files {
@@ -42,9 +51,9 @@ impl Files {
         let map: Map = self
             .files
             .iter()
-            .map(|(name, data)| {
+            .map(|(name, file)| {
                 let base = name.rsplit('/').next().unwrap_or(name).to_owned();
-                (base, Value::from(encode(data)))
+                (base, Value::from(encode(&file.contents())))
             })
             .collect();
         crate::funcs::to_yaml_text(&Value::from(map))
@@ -86,16 +95,17 @@ impl Object for Files {
             "Get" => {
                 let path = string_arg(args, name)?;
                 Ok(Value::from(
-                    self.files
-                        .get(&path)
-                        .map(|d| String::from_utf8_lossy(d).into_owned())
+                    self.contents(&path)
+                        .map(|d| String::from_utf8_lossy(&d).into_owned())
                         .unwrap_or_default(),
                 ))
             }
             "GetBytes" => {
                 let path = string_arg(args, name)?;
                 Ok(Value::Bytes(Rc::from(
-                    self.files.get(&path).map_or(&[][..], |data| &data[..]),
+                    self.contents(&path)
+                        .as_deref()
+                        .map_or(&[][..], |data| &data[..]),
                 )))
             }
             "Glob" => {
@@ -104,10 +114,10 @@ impl Object for Files {
             }
             "Lines" => {
                 let path = string_arg(args, name)?;
-                let Some(data) = self.files.get(&path) else {
+                let Some(data) = self.contents(&path) else {
                     return Ok(Value::from(Vec::new()));
                 };
-                let mut text = String::from_utf8_lossy(data).into_owned();
+                let mut text = String::from_utf8_lossy(&data).into_owned();
                 if text.ends_with('\n') {
                     text.pop();
                 }
@@ -130,7 +140,7 @@ impl Object for Files {
         let entries: Map = self
             .files
             .iter()
-            .map(|(k, v)| (k.clone(), Value::Bytes(Rc::from(&v[..]))))
+            .map(|(k, v)| (k.clone(), Value::Bytes(Rc::from(&v.contents()[..]))))
             .collect();
         Value::from(entries).to_go_string()
     }
@@ -139,7 +149,7 @@ impl Object for Files {
         let entries: Map = self
             .files
             .iter()
-            .map(|(k, v)| (k.clone(), Value::from(base64_standard(v))))
+            .map(|(k, v)| (k.clone(), Value::from(base64_standard(&v.contents()))))
             .collect();
         Value::from(entries)
     }
@@ -148,7 +158,7 @@ impl Object for Files {
         Some(
             self.files
                 .iter()
-                .map(|(k, v)| (k.clone(), Value::Bytes(Rc::from(&v[..]))))
+                .map(|(k, v)| (k.clone(), Value::Bytes(Rc::from(&v.contents()[..]))))
                 .collect(),
         )
     }
@@ -486,9 +496,9 @@ mod tests {
     #[test]
     fn files_methods_follow_helm() {
         let files = Files::new([
-            ("files/a.conf".to_owned(), Arc::new(b"x\ny\n".to_vec())),
-            ("files/sub/b.conf".to_owned(), Arc::new(b"z".to_vec())),
-            ("README.md".to_owned(), Arc::new(b"hi".to_vec())),
+            File::new("files/a.conf", b"x\ny\n".to_vec()),
+            File::new("files/sub/b.conf", b"z".to_vec()),
+            File::new("README.md", b"hi".to_vec()),
         ]);
         let get = files
             .call_method("Get", &[Value::from("README.md")])

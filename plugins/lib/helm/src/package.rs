@@ -168,6 +168,67 @@ pub fn load_folder(mut files: Vec<SourceFile>) -> Result<crate::chart::Chart, St
     crate::load::load_members(members).map_err(|e| e.to_string())
 }
 
+/// [`load_folder`] of a folder whose files are given in part: `read` with their contents,
+/// `unread` as paths and sizes, read through `reader` only when needed (the ignore rules
+/// and Chart.yaml at once; metadata, values, templates and subchart archives while
+/// loading; other files when a template asks for them, see [`crate::chart::Unread`]).
+pub fn load_folder_in_part(
+    read: Vec<SourceFile>,
+    unread: Vec<(String, u64)>,
+    reader: std::sync::Arc<dyn crate::chart::FileReader>,
+) -> Result<crate::chart::Chart, String> {
+    let mut files = read;
+    let mut sizes: Vec<Option<u64>> = vec![None; files.len()];
+    for (path, size) in unread {
+        // What the folder holds depends on these two: read them first.
+        let (contents, listed) = if path == IGNORE_FILE || path == "Chart.yaml" {
+            (
+                reader
+                    .read(&path)
+                    .map_err(|e| format!("cannot read {path}: {e}"))?,
+                None,
+            )
+        } else {
+            (Vec::new(), Some(size))
+        };
+        files.push(SourceFile {
+            path,
+            executable: false,
+            contents,
+        });
+        sizes.push(listed);
+    }
+    let selected = select(&files)?;
+    let members: Vec<(String, crate::load::Member)> = selected
+        .order
+        .iter()
+        .map(|&i| {
+            let file = &mut files[i];
+            let name = format!("{}/{}", selected.name, file.path);
+            let member = match sizes[i] {
+                Some(size) => crate::load::Member::Unread(crate::chart::Unread::new(
+                    file.path.clone(),
+                    size,
+                    std::sync::Arc::clone(&reader),
+                )),
+                None => crate::load::Member::Read(std::mem::take(&mut file.contents)),
+            };
+            (name, member)
+        })
+        .collect();
+    let total: u64 = members
+        .iter()
+        .map(|(_, member)| match member {
+            crate::load::Member::Read(data) => data.len() as u64,
+            crate::load::Member::Unread(unread) => unread.size(),
+        })
+        .sum();
+    if total > MAX_ARCHIVE_BYTES as u64 {
+        return Err(too_large());
+    }
+    crate::load::load_members_in_part(members).map_err(|e| e.to_string())
+}
+
 /// The file at a chart folder's root that holds its ignore rules.
 pub const IGNORE_FILE: &str = ".helmignore";
 

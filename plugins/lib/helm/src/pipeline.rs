@@ -28,6 +28,9 @@ pub enum HelmError {
     /// Values could not be coalesced or failed the schema.
     #[error("{0}")]
     Values(String),
+    /// A file of the chart passed unread could not be read when a template asked for it.
+    #[error("{0}")]
+    Files(String),
     /// A template failed.
     #[error(transparent)]
     Render(#[from] RenderError),
@@ -61,7 +64,14 @@ pub fn render_chart(
     crate::schema::validate_against_schema(&chart, &values)
         .map_err(|e| HelmError::Values(e.to_string()))?;
     let top = render_values(&chart, &values, options);
-    let mut files = render(&chart, &top, options)?;
+    let rendered = render(&chart, &top, options);
+    // A file passed unread that a template asked for and that could not be read: the
+    // render saw it empty, so its output is not to be trusted (this wins over a template
+    // error the empty file may have caused).
+    if let Some(failure) = chart.read_failure() {
+        return Err(HelmError::Files(failure));
+    }
+    let mut files = rendered?;
     if let Some(post_render) = &options.post_render {
         files = crate::postrender::post_render_files(files, post_render)?;
     }
@@ -88,10 +98,131 @@ mod tests {
                 .map(|(name, text)| File {
                     name: (*name).to_owned(),
                     data: std::sync::Arc::new(text.as_bytes().to_vec()),
+                    unread: None,
                 })
                 .collect(),
         )
         .unwrap()
+    }
+
+    /// Reads from a map and counts what it was asked for; files named in `broken` fail.
+    struct CountingReader {
+        files: std::collections::BTreeMap<&'static str, &'static str>,
+        broken: &'static [&'static str],
+        asked: std::sync::Mutex<Vec<String>>,
+    }
+
+    impl crate::chart::FileReader for CountingReader {
+        fn read(&self, path: &str) -> Result<Vec<u8>, String> {
+            self.asked.lock().unwrap().push(path.to_owned());
+            if self.broken.contains(&path) {
+                return Err("it is gone".to_owned());
+            }
+            self.files
+                .get(path)
+                .map(|text| text.as_bytes().to_vec())
+                .ok_or_else(|| "no such file".to_owned())
+        }
+    }
+
+    /// A folder passed in part renders as the whole folder does, reading the unread files
+    /// the loader or a template needs and no others; an unread file a template asks for
+    /// and that cannot be read fails the render, naming it.
+    #[test]
+    fn a_folder_in_part_reads_only_what_the_render_needs() {
+        use crate::package::{SourceFile, load_folder, load_folder_in_part};
+        let all = [
+            ("Chart.yaml", "apiVersion: v2\nname: part\nversion: 1.0.0\n"),
+            (".helmignore", "ignored.txt\n"),
+            ("values.yaml", "greeting: hello\n"),
+            ("README.md", "# never read\n"),
+            ("ignored.txt", "never read either\n"),
+            ("crds/crd.yaml", "kind: CustomResourceDefinition\n"),
+            ("files/used.txt", "\u{feff}from a file\n"),
+            (
+                "charts/sub/Chart.yaml",
+                "apiVersion: v2\nname: sub\nversion: 0.1.0\n",
+            ),
+            (
+                "charts/sub/templates/cm.yaml",
+                "kind: ConfigMap\ndata:\n  n: {{ len .Files }}\n",
+            ),
+            ("charts/sub/notes.md", "sub notes\n"),
+            (
+                "templates/cm.yaml",
+                "kind: ConfigMap\ndata:\n  greeting: {{ .Values.greeting }}\n  file: {{ .Files.Get \"files/used.txt\" | trim }}\n  globbed: {{ .Files.Glob \"crds/*\" | len }}\n",
+            ),
+        ];
+        let source = |path: &str, text: &str| SourceFile {
+            path: path.to_owned(),
+            executable: false,
+            contents: text.as_bytes().to_vec(),
+        };
+        let whole = load_folder(all.iter().map(|(p, t)| source(p, t)).collect()).unwrap();
+        let options = RenderOptions::default();
+        let expected = render_chart(whole, &Value::new_map(), &options, false).unwrap();
+        // Chart.yaml, templates and the subchart's metadata read ahead; the rest unread.
+        let ahead = |path: &str| path.ends_with("Chart.yaml") || path.contains("templates/");
+        let render_in_part = |broken: &'static [&'static str]| {
+            let reader = std::sync::Arc::new(CountingReader {
+                files: all.iter().copied().collect(),
+                broken,
+                asked: Default::default(),
+            });
+            let chart = load_folder_in_part(
+                all.iter()
+                    .filter(|(p, _)| ahead(p))
+                    .map(|(p, t)| source(p, t))
+                    .collect(),
+                all.iter()
+                    .filter(|(p, _)| !ahead(p))
+                    .map(|(p, t)| ((*p).to_owned(), t.len() as u64))
+                    .collect(),
+                reader.clone(),
+            );
+            let outcome = chart.and_then(|chart| {
+                render_chart(chart, &Value::new_map(), &options, false).map_err(|e| e.to_string())
+            });
+            let mut asked = reader.asked.lock().unwrap().clone();
+            asked.sort();
+            (outcome, asked)
+        };
+        let (rendered, asked) = render_in_part(&[]);
+        let rendered = rendered.unwrap();
+        assert_eq!(rendered.manifests.len(), expected.manifests.len());
+        for (got, want) in rendered.manifests.iter().zip(&expected.manifests) {
+            assert_eq!(got.content, want.content);
+        }
+        assert!(
+            rendered.manifests[1].content.contains("file: from a file"),
+            "{}",
+            rendered.manifests[1].content
+        );
+        // `len` of `.Files` reads the subchart's files (it counts entries, contents and all).
+        assert_eq!(
+            asked,
+            [
+                ".helmignore",
+                "charts/sub/notes.md",
+                "crds/crd.yaml",
+                "files/used.txt",
+                "values.yaml"
+            ]
+        );
+        // A file no template reads may be unreadable; one a template reads may not.
+        let (rendered, _) = render_in_part(&["README.md", "ignored.txt"]);
+        assert!(rendered.is_ok(), "{rendered:?}");
+        let (failed, _) = render_in_part(&["files/used.txt"]);
+        assert_eq!(
+            failed.unwrap_err(),
+            "cannot read files/used.txt: it is gone"
+        );
+        let (failed, _) = render_in_part(&["values.yaml"]);
+        let message = failed.unwrap_err();
+        assert!(
+            message.contains("values.yaml") && message.contains("it is gone"),
+            "{message}"
+        );
     }
 
     #[test]

@@ -10,8 +10,9 @@ use capstan_plugin_sdk::backend::capstan::plugin::types::{
     ChartArtifact, Error, ErrorCode, ReleaseId,
 };
 use capstan_plugin_sdk::backend::exports::capstan::plugin::backend::{
-    ChartInput, Rendered, TemplateOptions, ValueLayer,
+    ChartFile, ChartInput, Rendered, TemplateOptions, ValueLayer,
 };
+use capstan_plugin_sdk::backend::exports::capstan::plugin::folder_template::UnreadFile;
 
 fn invalid(message: String) -> Error {
     Error::new(ErrorCode::InvalidInput, message)
@@ -224,6 +225,39 @@ pub fn template_chart(
             .map_err(|e| invalid(format!("not a chart archive: {e}")))?,
     };
     template_loaded(loaded, release, values, options)
+}
+
+/// `folder-template.template-folder`: [`template_chart`] of a chart folder passed in part,
+/// the `unread` files read through the host's `folder-files` import only when loading or a
+/// template needs them.
+pub fn template_folder(
+    release: ReleaseId,
+    files: Vec<ChartFile>,
+    unread: Vec<UnreadFile>,
+    values: Vec<ValueLayer>,
+    options: TemplateOptions,
+) -> Result<Rendered, Error> {
+    let loaded = capstan_helm::package::load_folder_in_part(
+        crate::package::source_files(files),
+        unread
+            .into_iter()
+            .map(|file| (file.path, file.size))
+            .collect(),
+        std::sync::Arc::new(HostFolderFiles),
+    )
+    .map_err(invalid)?;
+    template_loaded(loaded, release, values, options)
+}
+
+/// The host's `folder-files` import, which reads the unread files of the folder the
+/// current call renders.
+struct HostFolderFiles;
+
+impl capstan_helm::chart::FileReader for HostFolderFiles {
+    fn read(&self, path: &str) -> Result<Vec<u8>, String> {
+        capstan_plugin_sdk::backend::capstan::plugin::folder_files::read_file(path)
+            .map_err(|e| e.message)
+    }
 }
 
 fn template_loaded(
