@@ -5,6 +5,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use capstan::capabilities::Grants;
+use capstan::capabilities::folder_files::FolderFilesGrant;
 use capstan::capabilities::git::GitGrant;
 use capstan::capabilities::kube::{DiscoveryCache, KubeGrant};
 use capstan::config::{PluginConfig, PluginLimits, PluginWorld, WasiGrants};
@@ -104,6 +105,11 @@ pub async fn host_probe_exercises_every_host_import(cluster: Arc<Cluster>) {
         credentials: None,
         post_render: None,
         release_context: None,
+        folder_files: Some(FolderFilesGrant::new(
+            repository.path().to_path_buf(),
+            [("README.md".to_owned(), 22)],
+            1 << 20,
+        )),
     };
     let instructions = json!({
         "namespace": namespace,
@@ -113,6 +119,7 @@ pub async fn host_probe_exercises_every_host_import(cluster: Arc<Cluster>) {
         "gitRef": "main",
         "gitPath": "chart",
         "deniedGitUrl": "file:///etc",
+        "folderFile": {"granted": "README.md", "denied": "chart/Chart.yaml"},
     });
     let report = probe(&runtime, instructions.clone(), grants).await;
     println!("probe report: {report:#}");
@@ -159,6 +166,14 @@ pub async fn host_probe_exercises_every_host_import(cluster: Arc<Cluster>) {
     assert_eq!(files, ["Chart.yaml", "templates/config.yaml"], "{report:#}");
     assert_eq!(report["git-bad-ref"]["error"], "NotFound", "{report:#}");
     assert_eq!(report["git-open-denied"]["error"], "Denied", "{report:#}");
+    assert_eq!(
+        report["folder-file"]["ok"], "not part of the chart\n",
+        "{report:#}"
+    );
+    assert_eq!(
+        report["folder-file-denied"]["error"], "Denied",
+        "{report:#}"
+    );
 
     // The same component with no grants: every capability is refused, nothing is touched.
     let report = probe(&runtime, instructions, Grants::default()).await;
@@ -170,4 +185,5 @@ pub async fn host_probe_exercises_every_host_import(cluster: Arc<Cluster>) {
             .contains("Kubernetes access is not granted")
     );
     assert_eq!(report["git-open"]["error"], "Denied", "{report:#}");
+    assert_eq!(report["folder-file"]["error"], "Denied", "{report:#}");
 }

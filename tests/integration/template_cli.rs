@@ -172,7 +172,7 @@ fn capstan_template_prints_what_real_helm_prints() {
     }
 }
 
-/// The backend renders a chart folder in one call (`chart-template.template-chart`, no
+/// The backend renders a chart folder in one call (`folder-template.template-folder`, no
 /// archive built); a backend built before that optional export existed (the fixture from
 /// commit e1a6294) is served by `package` and then `template`. Both print what real Helm
 /// printed, and the plugin runtime's call log shows which path each took.
@@ -190,7 +190,7 @@ fn a_folder_renders_in_one_call_and_backends_without_the_export_through_package(
         (
             &backends.current,
             &backends.current_cache,
-            vec!["template-chart"],
+            vec!["template-folder"],
         ),
         (
             &backends.early,
@@ -320,13 +320,14 @@ fn without_a_configuration_a_missing_backend_names_the_folders_searched() {
     );
 }
 
-/// Of a folder's large files (over 1 MiB), the host reads only those the backend's
-/// optional `chart-folder` export keeps (`chart-files` before `template-chart`), as Helm
-/// reads only what `.helmignore` keeps; a backend without the export (the e1a6294 fixture)
-/// gets every file and prints the same. A broken `.helmignore` makes `chart-files` refuse:
-/// every file is passed, and the render reports the problem as it does without big files.
+/// Of a folder's large files (over 64 KiB), the host reads ahead none: the backend's
+/// `folder-template` render reads through `folder-files` only those loading or a template
+/// needs (here the one `.Files.Get` asks for, not the one `.helmignore` drops nor an unused
+/// README), as Helm reads only what `.helmignore` keeps; a backend without the export (the
+/// e1a6294 fixture) gets every file and prints the same. A broken `.helmignore` is reported
+/// by the render as it is without big files.
 #[test]
-fn large_ignored_files_are_left_unread() {
+fn large_files_are_read_only_when_the_render_needs_them() {
     let dir = tempfile::tempdir().unwrap();
     let backends = TwoBackends::in_dir(dir.path());
     let chart = one_template_chart(
@@ -338,6 +339,7 @@ fn large_ignored_files_are_left_unread() {
     std::fs::create_dir_all(chart.join("skipped")).unwrap();
     std::fs::write(chart.join("files/big.txt"), vec![b'k'; 2 << 20]).unwrap();
     std::fs::write(chart.join("skipped/big.txt"), vec![b'i'; 3 << 20]).unwrap();
+    std::fs::write(chart.join("README.md"), vec![b'r'; 100 << 10]).unwrap();
     std::fs::write(chart.join(".helmignore"), "skipped/\n").unwrap();
     let run = |config: &Path, cache: &Path| {
         let output = Command::new(capstan_binary())
@@ -347,15 +349,24 @@ fn large_ignored_files_are_left_unread() {
             .arg(config)
             .arg("--cache-dir")
             .arg(cache)
-            .env("RUST_LOG", "error,capstan::plugins::call=debug")
+            .env(
+                "RUST_LOG",
+                "error,capstan::plugins::call=debug,capstan::plugin=debug",
+            )
             .output()
             .unwrap();
         let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
         let calls: Vec<String> = stderr
             .lines()
-            .filter(|line| line.contains("plugin_call{"))
+            .filter(|line| line.contains("plugin call succeeded"))
             .filter_map(|line| line.split("function=\"").nth(1)?.split('"').next())
             .filter(|function| *function != "prepare")
+            .map(str::to_owned)
+            .collect();
+        let reads: Vec<String> = stderr
+            .lines()
+            .filter(|line| line.contains("read an unread chart folder file"))
+            .filter_map(|line| line.split("path=\"").nth(1)?.split('"').next())
             .map(str::to_owned)
             .collect();
         (
@@ -363,29 +374,29 @@ fn large_ignored_files_are_left_unread() {
             String::from_utf8(output.stdout).unwrap(),
             stderr,
             calls,
+            reads,
         )
     };
-    let (ok, now, stderr, calls) = run(&backends.current, &backends.current_cache);
+    let (ok, now, stderr, calls, reads) = run(&backends.current, &backends.current_cache);
     assert!(ok, "{stderr}");
     assert!(now.contains("n: 2097152\nskipped: 0\n"), "{now}");
-    assert_eq!(calls, ["chart-files", "template-chart"], "{stderr}");
-    let (ok, early, stderr, calls) = run(&backends.early, &backends.early_cache);
+    assert_eq!(calls, ["template-folder"], "{stderr}");
+    assert_eq!(reads, ["files/big.txt"], "{stderr}");
+    let (ok, early, stderr, calls, _) = run(&backends.early, &backends.early_cache);
     assert!(ok, "{stderr}");
     assert_eq!(early, now);
     assert_eq!(calls, ["package", "template"], "{stderr}");
 
-    // A .helmignore the backend refuses: every file goes to the render, which says why.
+    // A .helmignore the backend refuses: the render says why, big files or not, and reads
+    // none of them.
     std::fs::write(chart.join(".helmignore"), "skipped/**\n").unwrap();
-    let (ok, printed, with_big_files, calls) = run(&backends.current, &backends.current_cache);
+    let (ok, printed, with_big_files, _, reads) = run(&backends.current, &backends.current_cache);
     assert!(!ok && printed.is_empty(), "{printed}");
-    assert_eq!(
-        calls.first().map(String::as_str),
-        Some("chart-files"),
-        "{with_big_files}"
-    );
+    assert!(reads.is_empty(), "{with_big_files}");
     std::fs::remove_dir_all(chart.join("skipped")).unwrap();
     std::fs::remove_file(chart.join("files/big.txt")).unwrap();
-    let (_, _, without, _) = run(&backends.current, &backends.current_cache);
+    std::fs::remove_file(chart.join("README.md")).unwrap();
+    let (_, _, without, _, _) = run(&backends.current, &backends.current_cache);
     let refusal = |stderr: &str| -> Vec<String> {
         stderr
             .lines()
@@ -412,7 +423,7 @@ type BrokenFolder = (
 );
 
 /// A broken chart folder is refused with a message that names what is wrong and where,
-/// and the same message whether the backend renders the folder in one `template-chart`
+/// and the same message whether the backend renders the folder in one `template-folder`
 /// call or the host packages it first (`package` + `template`, the e1a6294 fixture, which
 /// has no `template-chart`).
 #[test]
@@ -571,7 +582,7 @@ fn a_render_past_its_deadline_ends_the_command_with_the_deadline_error() {
     assert_eq!(output.status.code(), Some(1), "{stderr}");
     assert!(
         stderr.contains(
-            "error: plugin `helm3` failed in `template-chart`: deadline of 1500 ms exceeded"
+            "error: plugin `helm3` failed in `template-folder`: deadline of 1500 ms exceeded"
         ),
         "{stderr}"
     );

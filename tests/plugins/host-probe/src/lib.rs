@@ -1,11 +1,13 @@
-//! Test component that calls every host import (`log`, `kube`, `git`, `crypto`) and reports
+//! Test component that calls every host import (`log`, `kube`, `git`, `crypto`,
+//! `folder-files`) and reports
 //! what each returned. Its `template` export takes the probe's instructions as its first
 //! value layer (a JSON document):
 //!
 //! ```json
 //! {"namespace": "ns", "deniedNamespace": "kube-system", "waitDeployment": "web",
 //!  "gitUrl": "file:///…", "gitRef": "main", "gitPath": "chart", "deniedGitUrl": "file:///other",
-//!  "rsaKeyBits": [2048, 1000], "rsaSignBits": 2048, "bcrypt": {"password": "pw", "cost": 4, "refusedCost": 13}}
+//!  "rsaKeyBits": [2048, 1000], "rsaSignBits": 2048, "bcrypt": {"password": "pw", "cost": 4, "refusedCost": 13},
+//!  "folderFile": {"granted": "README.md", "denied": "secret.txt"}}
 //! ```
 //!
 //! and returns a JSON report in `manifest`: one entry per step with its outcome.
@@ -13,7 +15,7 @@
 wit_bindgen::generate!({ world: "host-probe", path: "wit", generate_all });
 
 use capstan::plugin::types::{ChartArtifact, Error, ErrorCode, ReleaseId, ReleaseInfo};
-use capstan::plugin::{crypto, git, kube, log};
+use capstan::plugin::{crypto, folder_files, git, kube, log};
 use exports::capstan::plugin::backend::{
     ChartInput, Guest, Rendered, SyncOptions, SyncOutcome, SyncPlan, SyncRequest, TemplateOptions,
     UninstallOptions, ValueLayer,
@@ -251,6 +253,25 @@ fn probe_signing(instructions: &Value, report: &mut serde_json::Map<String, Valu
     }
 }
 
+/// `folder-file`: the granted unread file's contents (as text), or the error;
+/// `folder-file-denied`: reading a file the call did not list.
+fn probe_folder_files(instructions: &Value, report: &mut serde_json::Map<String, Value>) {
+    if let Some(path) = instructions["folderFile"]["granted"].as_str() {
+        let read = folder_files::read_file(path);
+        let entry = match &read {
+            Ok(contents) => json!({"ok": String::from_utf8_lossy(contents)}),
+            Err(_) => outcome(&read),
+        };
+        report.insert("folder-file".into(), entry);
+    }
+    if let Some(path) = instructions["folderFile"]["denied"].as_str() {
+        report.insert(
+            "folder-file-denied".into(),
+            outcome(&folder_files::read_file(path)),
+        );
+    }
+}
+
 struct Probe;
 
 impl Guest for Probe {
@@ -279,6 +300,7 @@ impl Guest for Probe {
         probe_git(&instructions, &mut report);
         probe_crypto(&instructions, &mut report);
         probe_signing(&instructions, &mut report);
+        probe_folder_files(&instructions, &mut report);
         Ok(Rendered {
             manifest: Value::Object(report).to_string(),
             hooks: String::new(),
