@@ -570,7 +570,8 @@ fn crypto_probe(cache: &Path) -> PluginRuntime {
 
 /// The `crypto` import signs and hashes for a component: the signature of a host key
 /// verifies under its public key, a key that is not DER is refused as invalid input, the
-/// bcrypt hash verifies for the password and no other, and a cost above 12 is refused.
+/// bcrypt hash verifies for the password and no other, and a cost above 12 is refused; a
+/// hash started and finished later is as good.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_crypto_import_signs_and_hashes_for_a_component() {
     use rsa::pkcs1::DecodeRsaPrivateKey;
@@ -614,6 +615,22 @@ async fn the_crypto_import_signs_and_hashes_for_a_component() {
     assert_eq!(refused["error"], "InvalidInput", "{report:#}");
     assert_eq!(
         refused["message"], "bcrypt-hash: cost 13 is not from 4 to 12",
+        "{report:#}"
+    );
+    // Started ahead (`bcrypt-hash-start`) and finished: a hash of the same password; a
+    // handle is finished once; no more than four run at once in a call.
+    let started = &report["bcrypt-started"];
+    let hash = started["finished"]["ok"].as_str().expect("{report:#}");
+    assert!(hash.starts_with("$2a$04$"), "{hash}");
+    assert!(bcrypt::verify("s3cret", hash).unwrap());
+    assert_eq!(started["again"]["error"], "NotFound", "{report:#}");
+    let fifth = &report["bcrypt-fifth-start"];
+    assert_eq!(fifth["error"], "InvalidInput", "{report:#}");
+    assert!(
+        fifth["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("4 hashes are already running"),
         "{report:#}"
     );
 }

@@ -220,24 +220,74 @@ impl Host for CallState {
     }
 
     async fn bcrypt_hash(&mut self, password: String, cost: u32) -> Result<String, Error> {
-        if !BCRYPT_COSTS.contains(&cost) {
+        check_bcrypt_cost("bcrypt-hash", cost)?;
+        off_the_executor("bcrypt-hash", move || bcrypt_text(password, cost))
+            .await
+            .map_err(|e| error(ErrorCode::InvalidInput, e))
+    }
+
+    async fn bcrypt_hash_start(&mut self, password: String, cost: u32) -> Result<u64, Error> {
+        check_bcrypt_cost("bcrypt-hash-start", cost)?;
+        let hashes = &mut self.bcrypt_hashes;
+        if hashes.running.len() >= MAX_RUNNING_HASHES {
             return Err(error(
                 ErrorCode::InvalidInput,
                 format!(
-                    "bcrypt-hash: cost {cost} is not from {} to {}",
-                    BCRYPT_COSTS.start(),
-                    BCRYPT_COSTS.end()
+                    "bcrypt-hash-start: {MAX_RUNNING_HASHES} hashes are already running in this call"
                 ),
             ));
         }
-        off_the_executor("bcrypt-hash", move || {
-            bcrypt::hash_with_result(password, cost)
-                .map(|hash| hash.format_for_version(bcrypt::Version::TwoA))
-                .map_err(|e| e.to_string())
-        })
-        .await
-        .map_err(|e| error(ErrorCode::InvalidInput, e))
+        hashes.next += 1;
+        let handle = hashes.next;
+        let task = tokio::task::spawn_blocking(move || bcrypt_text(password, cost));
+        hashes.running.insert(handle, task);
+        Ok(handle)
     }
+
+    async fn bcrypt_hash_finish(&mut self, handle: u64) -> Result<String, Error> {
+        let Some(task) = self.bcrypt_hashes.running.remove(&handle) else {
+            return Err(error(
+                ErrorCode::NotFound,
+                format!("bcrypt-hash-finish: no running hash {handle}"),
+            ));
+        };
+        task.await
+            .unwrap_or_else(|e| Err(format!("bcrypt-hash did not finish: {e}")))
+            .map_err(|e| error(ErrorCode::InvalidInput, e))
+    }
+}
+
+/// Most hashes one call may have running at once (`bcrypt-hash-start`): each holds a core
+/// for up to a quarter of a second.
+const MAX_RUNNING_HASHES: usize = 4;
+
+/// The hashes a call started and has not finished (`bcrypt-hash-start`). Dropped with the
+/// call: a hash still running then ends on its own and its result is thrown away.
+#[derive(Default)]
+pub struct RunningHashes {
+    next: u64,
+    running: HashMap<u64, tokio::task::JoinHandle<Result<String, String>>>,
+}
+
+fn check_bcrypt_cost(function: &str, cost: u32) -> Result<(), Error> {
+    if BCRYPT_COSTS.contains(&cost) {
+        return Ok(());
+    }
+    Err(error(
+        ErrorCode::InvalidInput,
+        format!(
+            "{function}: cost {cost} is not from {} to {}",
+            BCRYPT_COSTS.start(),
+            BCRYPT_COSTS.end()
+        ),
+    ))
+}
+
+/// golang.org/x/crypto/bcrypt's text of a hash of `password` at `cost`, fresh salt.
+fn bcrypt_text(password: String, cost: u32) -> Result<String, String> {
+    bcrypt::hash_with_result(password, cost)
+        .map(|hash| hash.format_for_version(bcrypt::Version::TwoA))
+        .map_err(|e| e.to_string())
 }
 
 /// Run `work` (milliseconds of CPU) on the blocking pool, so that it holds no executor

@@ -29,6 +29,8 @@ pub struct CallState {
     pub(crate) plugin: Arc<str>,
     pub(crate) http: WasiHttpCtx,
     pub(crate) http_hooks: HttpHooks,
+    /// Hashes started by `crypto.bcrypt-hash-start` and not finished yet.
+    pub(crate) bcrypt_hashes: crate::capabilities::crypto::RunningHashes,
 }
 
 impl WasiHttpView for CallState {
@@ -350,6 +352,7 @@ pub(crate) fn start(
         plugin: Arc::clone(plugin),
         http: WasiHttpCtx::new(),
         http_hooks,
+        bcrypt_hashes: Default::default(),
     };
     start_with(runtime, plugin, function, limits, state, |s| &mut s.limiter)
 }

@@ -250,6 +250,25 @@ fn probe_signing(instructions: &Value, report: &mut serde_json::Map<String, Valu
             let refused = crypto::bcrypt_hash(password, cost as u32);
             report.insert("bcrypt-refused".into(), outcome(&refused));
         }
+        // Started and left running, then finished: the same hash; a handle is finished
+        // once; a fifth running hash is refused.
+        let started = crypto::bcrypt_hash_start(password, cost);
+        let entry = match &started {
+            Ok(handle) => {
+                let finished = crypto::bcrypt_hash_finish(*handle);
+                let again = crypto::bcrypt_hash_finish(*handle);
+                json!({"finished": value_or_message(finished.map_err(|e| e.message)), "again": outcome(&again)})
+            }
+            Err(_) => outcome(&started),
+        };
+        report.insert("bcrypt-started".into(), entry);
+        let running: Vec<_> = (0..5)
+            .map(|_| crypto::bcrypt_hash_start(password, cost))
+            .collect();
+        report.insert("bcrypt-fifth-start".into(), outcome(&running[4]));
+        for handle in running.into_iter().flatten() {
+            let _ = crypto::bcrypt_hash_finish(handle);
+        }
     }
 }
 
