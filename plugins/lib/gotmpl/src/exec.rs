@@ -164,6 +164,18 @@ impl Template {
         Ok(())
     }
 
+    /// Keep what `other` has parsed for this set's parses: a text `other` parsed is not
+    /// parsed again here (only named). Both sets must know the same function names, which
+    /// parsing checks.
+    pub fn reuse_parses_of(&mut self, other: &Template) {
+        for (text, trees) in &other.parsed {
+            self.parsed
+                .entry(text.clone())
+                .or_insert_with(|| trees.clone());
+        }
+        self.names = other.names.clone();
+    }
+
     /// Whether a template of that name exists.
     pub fn has(&self, name: &str) -> bool {
         self.trees.contains_key(name)

@@ -10,6 +10,8 @@ use std::rc::Rc;
 use capstan_gotmpl::value::{Map, Value};
 use capstan_gotmpl::{Limits, MissingKey, Template, TemplateError};
 
+mod ahead;
+
 use crate::chart::{Chart, Metadata};
 use crate::funcs::{CryptoOffload, LookupFn, WARN_END, WARN_START, helm_functions};
 use crate::objects::{Capabilities, Files};
@@ -342,18 +344,23 @@ pub fn render(
 ) -> Result<BTreeMap<String, String>, RenderError> {
     let mut templates = BTreeMap::new();
     collect_templates(chart, &mut templates, top);
-    let mut set = Template::new(helm_functions(
-        options.lookup.clone(),
-        options.crypto.clone(),
-    ));
-    set.missing_key = if options.strict {
-        MissingKey::Error
-    } else {
-        MissingKey::Zero
-    };
-    set.limits = options.limits;
     let mut order: Vec<String> = templates.keys().cloned().collect();
     sort_templates(&mut order);
+    let mut crypto = options.crypto.clone();
+    let mut foresight = options
+        .crypto
+        .bcrypt_start
+        .clone()
+        .and_then(|start| ahead::start_foreseen_hashes(&templates, &order, options, start));
+    if let Some(foresight) = &foresight {
+        crypto.bcrypt = Some(foresight.finishing(options.crypto.bcrypt.clone()));
+    }
+    let mut set = Template::new(helm_functions(options.lookup.clone(), crypto));
+    set.missing_key = missing_key(options);
+    set.limits = options.limits;
+    if let Some(foresight) = &foresight {
+        set.reuse_parses_of(&foresight.parsed);
+    }
     for name in &order {
         let renderable = &templates[name];
         set.parse(name, &renderable.text)
@@ -378,16 +385,31 @@ pub fn render(
             vals.borrow_mut()
                 .insert("Template".into(), Value::from(template));
         }
-        let output = set
-            .execute(name, renderable.vals.clone())
-            .map_err(exec_error)?;
+        let draws = foresight.as_mut().and_then(|f| f.draws.remove(name));
+        let output = match draws {
+            Some(draws) => {
+                capstan_sprig::replay_random(draws, || set.execute(name, renderable.vals.clone()))
+            }
+            None => set.execute(name, renderable.vals.clone()),
+        }
+        .map_err(exec_error)?;
         rendered.insert(name.clone(), output.replace("<no value>", ""));
     }
     if options.skip_teardown {
         std::mem::forget(set);
         std::mem::forget(templates);
+        std::mem::forget(foresight);
     }
     Ok(rendered)
+}
+
+/// How missing map keys print (`--strict` makes them errors).
+fn missing_key(options: &RenderOptions) -> MissingKey {
+    if options.strict {
+        MissingKey::Error
+    } else {
+        MissingKey::Zero
+    }
 }
 
 /// What Helm keeps of a parse error (`cleanupParseError`): Go's message split on `": "`, the

@@ -8,7 +8,8 @@ use capstan_gotmpl::funcs::{FuncError, FuncMap, arg, arg_str};
 use capstan_gotmpl::json::{self, JsonTarget};
 use capstan_gotmpl::value::{Map, Value};
 pub use capstan_sprig::{
-    BcryptFn, CryptoOffload, RsaKeySource, RsaSignFn, bcrypt_here, generate_rsa_key_der,
+    BCRYPT_COST, BcryptFn, BcryptStartFn, CryptoOffload, PendingHash, RsaKeySource, RsaSignFn,
+    bcrypt_here, generate_rsa_key_der,
 };
 
 /// Marks around `required`/`fail` messages so the engine can report them on their own.

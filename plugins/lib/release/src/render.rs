@@ -95,6 +95,13 @@ fn host_crypto() -> capstan_helm::funcs::CryptoOffload {
         bcrypt: Some(std::rc::Rc::new(|password, cost| {
             crypto::bcrypt_hash(password, cost).map_err(|e| e.message)
         })),
+        // The host hashes on another core while the render goes on.
+        bcrypt_start: Some(std::rc::Rc::new(|password, cost| {
+            let handle = crypto::bcrypt_hash_start(password, cost).map_err(|e| e.message)?;
+            let finish: capstan_helm::funcs::PendingHash =
+                Box::new(move || crypto::bcrypt_hash_finish(handle).map_err(|e| e.message));
+            Ok(finish)
+        })),
     }
 }
 

@@ -882,6 +882,7 @@ mod tests {
             bcrypt: Some(Rc::new(|password, cost| {
                 Ok(format!("offloaded {password} at {cost}"))
             })),
+            bcrypt_start: None,
         };
         let ca = pair(call_with(offload.clone(), "genCA", &[s("ca"), i(10)]).unwrap());
         assert_eq!(*signed.borrow(), 1);

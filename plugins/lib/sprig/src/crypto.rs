@@ -65,9 +65,73 @@ pub fn register(funcs: &mut FuncMap, bcrypt: Option<BcryptFn>) {
 /// Bytes from the operating system's random source.
 pub fn random_bytes(count: usize) -> Vec<u8> {
     let mut buffer = vec![0u8; count];
-    // The OS source only fails on platforms without one; zeros are then the best left.
-    let _ = getrandom::fill(&mut buffer);
+    fill_random(&mut buffer);
     buffer
+}
+
+/// The random draws of one stretch of work, in order ([`record_random`]).
+#[derive(Debug, Default, Clone)]
+pub struct RandomDraws(std::collections::VecDeque<Vec<u8>>);
+
+/// Where this thread's random bytes go to and come from besides the operating system.
+enum Tape {
+    /// Straight from the operating system.
+    Live,
+    /// From the operating system, each draw kept.
+    Record(RandomDraws),
+    /// Kept draws handed out again in order while each asks for as many bytes as the kept
+    /// one has; from the first that does not, straight from the operating system.
+    Replay(RandomDraws),
+}
+
+std::thread_local! {
+    static TAPE: std::cell::RefCell<Tape> = const { std::cell::RefCell::new(Tape::Live) };
+}
+
+/// Fill `buffer` with random bytes (the operating system's, or a replayed draw of them).
+fn fill_random(buffer: &mut [u8]) {
+    TAPE.with(|tape| {
+        let mut tape = tape.borrow_mut();
+        if let Tape::Replay(RandomDraws(draws)) = &mut *tape {
+            if let Some(kept) = draws.pop_front()
+                && kept.len() == buffer.len()
+            {
+                buffer.copy_from_slice(&kept);
+                return;
+            }
+            *tape = Tape::Live;
+        }
+        // The OS source only fails on platforms without one; zeros are then the best left.
+        let _ = getrandom::fill(buffer);
+        if let Tape::Record(RandomDraws(draws)) = &mut *tape {
+            draws.push_back(buffer.to_vec());
+        }
+    });
+}
+
+/// Run `work`, keeping the random bytes Sprig's functions draw in it (random strings,
+/// `randBytes`, `uuidv4`, `encryptAES`' IVs, certificate serials), so that a later run of
+/// the same work can be given the same ones ([`replay_random`]): a render that runs a
+/// template ahead to start its bcrypt hash early must then see the same random password.
+/// The draws are handed out once; they stay uniformly random.
+pub fn record_random<T>(work: impl FnOnce() -> T) -> (T, RandomDraws) {
+    let before = TAPE.with(|tape| tape.replace(Tape::Record(RandomDraws::default())));
+    let result = work();
+    let recorded = TAPE.with(|tape| tape.replace(before));
+    let draws = match recorded {
+        Tape::Record(draws) => draws,
+        Tape::Live | Tape::Replay(_) => RandomDraws::default(),
+    };
+    (result, draws)
+}
+
+/// Run `work` with `draws` handed out, in order, to its random draws while they ask for
+/// the same sizes; then (or once they run out) from the operating system.
+pub fn replay_random<T>(draws: RandomDraws, work: impl FnOnce() -> T) -> T {
+    let before = TAPE.with(|tape| tape.replace(Tape::Replay(draws)));
+    let result = work();
+    TAPE.with(|tape| tape.replace(before));
+    result
 }
 
 /// Random bytes from the operating system as the `rand_core` traits want them (shared with
@@ -79,7 +143,7 @@ pub fn random_below(bound: u64) -> u64 {
     let zone = u64::MAX - (u64::MAX % bound);
     loop {
         let mut raw = [0u8; 8];
-        let _ = getrandom::fill(&mut raw);
+        fill_random(&mut raw);
         let n = u64::from_le_bytes(raw);
         if n < zone {
             return n % bound;
@@ -121,7 +185,14 @@ fn bcrypt_hash(hasher: Option<&BcryptFn>, password: &str) -> String {
 }
 
 /// Sprig's bcrypt cost (`bcrypt.DefaultCost`).
-const BCRYPT_COST: u32 = 10;
+pub const BCRYPT_COST: u32 = 10;
+
+/// A bcrypt hash started elsewhere and not finished: calling it waits for the hash.
+pub type PendingHash = Box<dyn FnOnce() -> Result<String, String>>;
+
+/// Starts a bcrypt hash of a password at a cost and returns at once (a host that hashes on
+/// another core): what a render uses to start the hashes it can foresee.
+pub type BcryptStartFn = Rc<dyn Fn(&str, u32) -> Result<PendingHash, String>>;
 
 /// A bcrypt hash made here: the default of [`BcryptFn`], and what a host serving one
 /// should compute.
@@ -290,6 +361,39 @@ fn decrypt_aes(password: &str, encrypted: &str) -> Result<String, FuncError> {
 
 #[cfg(test)]
 mod tests {
+    use super::{random_bytes, random_string, record_random, replay_random};
+
+    /// Recorded draws come back in order while the sizes match; after the first that does
+    /// not (or once they run out) the bytes are fresh again, and nothing is handed out twice.
+    #[test]
+    fn recorded_random_draws_are_replayed_in_order_while_the_sizes_match() {
+        let alphanumeric = |c: char| c.is_ascii_alphanumeric();
+        let ((text, bytes), draws) =
+            record_random(|| (random_string(12, alphanumeric), random_bytes(16)));
+        let (again_text, again_bytes) = replay_random(draws.clone(), || {
+            (random_string(12, alphanumeric), random_bytes(16))
+        });
+        assert_eq!((again_text, again_bytes), (text.clone(), bytes.clone()));
+        // A different size ends the replay: the rest is fresh.
+        let (first, other, second) = replay_random(draws, || {
+            (
+                random_string(12, alphanumeric),
+                random_bytes(8),
+                random_bytes(16),
+            )
+        });
+        assert_eq!(first, text);
+        assert_ne!(
+            second, bytes,
+            "a recorded draw was handed out after the replay ended"
+        );
+        assert_eq!(other.len(), 8);
+        // Outside a replay, draws are fresh.
+        assert_ne!(random_string(12, alphanumeric), text);
+        let (_, nothing) = record_random(|| ());
+        assert!(replay_random(nothing, || random_bytes(4)).len() == 4);
+    }
+
     use crate::testing::*;
 
     #[test]

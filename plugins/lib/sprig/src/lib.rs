@@ -28,7 +28,10 @@ mod url;
 mod values;
 
 pub use certs::{RsaKeySource, RsaSignFn, generate_rsa_key_der};
-pub use crypto::{BcryptFn, bcrypt_here};
+pub use crypto::{
+    BCRYPT_COST, BcryptFn, BcryptStartFn, PendingHash, RandomDraws, bcrypt_here, record_random,
+    replay_random,
+};
 
 /// The costly cryptography of Sprig's functions that a caller can have done elsewhere: a
 /// WebAssembly component hands it to its native host (the `crypto` interface), where it is
@@ -41,6 +44,9 @@ pub struct CryptoOffload {
     pub rsa_sign: Option<RsaSignFn>,
     /// bcrypt hashes (`bcrypt`, `htpasswd`).
     pub bcrypt: Option<BcryptFn>,
+    /// bcrypt hashes started and left running (a host that hashes on another core); with
+    /// it a render starts the hashes it can foresee before it gets to them.
+    pub bcrypt_start: Option<BcryptStartFn>,
 }
 
 /// Every Sprig function Helm exposes (`TxtFuncMap` without `env` and `expandenv`).

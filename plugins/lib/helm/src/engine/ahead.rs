@@ -1,0 +1,318 @@
+//! bcrypt hashes started before the render gets to them. A bcrypt hash at Sprig's cost
+//! takes tens of milliseconds of one core whatever else happens (57 ms here, as long in
+//! Helm: bitnami/argo-cd hashes its admin password with `htpasswd`), and the render waits
+//! for it. When the host can hash on another core ([`CryptoOffload::bcrypt_start`]), the
+//! templates that call `htpasswd` or `bcrypt` are run ahead, once the partials are parsed
+//! and before the other templates are: as far as their first hash, which is started there
+//! and left running, while parsing and rendering go on. The real render in Helm's order
+//! then takes a started hash when it asks for the same password at the same cost, and
+//! hashes as usual otherwise.
+//!
+//! Nothing of the run ahead is kept but the started hashes and the random bytes it drew:
+//! it works on a copy of the template's values, its output and errors are dropped, and
+//! it stops at the first hash or at anything that reaches outside (`lookup` against a
+//! cluster, RSA keys and signatures). The template's real run is given the same random
+//! bytes in the same order while it draws the same sizes ([`capstan_sprig::replay_random`]),
+//! so a password made with `randAlphaNum` before the hash is the same password; whatever
+//! makes the real run differ (another template changed a value it reads) only means the
+//! started hash goes unused.
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashMap};
+use std::rc::Rc;
+
+use capstan_gotmpl::Template;
+use capstan_gotmpl::funcs::{FuncError, arg_str};
+use capstan_gotmpl::value::{Map, Value};
+use capstan_sprig::RandomDraws;
+
+use super::{RenderOptions, Renderable, basename, missing_key};
+use crate::funcs::{
+    BCRYPT_COST, BcryptFn, BcryptStartFn, CryptoOffload, LookupFn, PendingHash, bcrypt_here,
+    helm_functions,
+};
+
+/// Hashes started ahead: password, cost, the hash to wait for.
+type StartedHashes = Rc<RefCell<Vec<(String, u32, PendingHash)>>>;
+
+/// Why a run ahead stops (never shown: its errors are dropped).
+const STOP: &str = "the run ahead stops here";
+
+/// Hashes started by running templates ahead, with what the real render needs to use them.
+pub(super) struct Foresight {
+    /// The set the templates were run ahead in: its parses are the render's too.
+    pub(super) parsed: Template,
+    /// The random bytes each template run ahead drew, by template.
+    pub(super) draws: HashMap<String, RandomDraws>,
+    /// Started hashes: password, cost, the hash to wait for.
+    started: StartedHashes,
+}
+
+impl Foresight {
+    /// The render's bcrypt: a started hash of the same password at the same cost when there
+    /// is one (each is used once), else `hasher` (or a hash made here).
+    pub(super) fn finishing(&self, hasher: Option<BcryptFn>) -> BcryptFn {
+        let started = Rc::clone(&self.started);
+        Rc::new(move |password: &str, cost: u32| {
+            let pending = {
+                let mut started = started.borrow_mut();
+                started
+                    .iter()
+                    .position(|(p, c, _)| p == password && *c == cost)
+                    .map(|index| started.remove(index).2)
+            };
+            match (pending, &hasher) {
+                (Some(finish), _) => finish(),
+                (None, Some(hasher)) => hasher(password, cost),
+                (None, None) => bcrypt_here(password, cost),
+            }
+        })
+    }
+}
+
+/// Run ahead the templates of `order` that call `htpasswd` or `bcrypt` (in their own text;
+/// partials excluded), starting their first hash with `start`. `None` when there are none,
+/// or when the partials and those templates do not parse (the render reports it).
+pub(super) fn start_foreseen_hashes(
+    templates: &BTreeMap<String, Renderable<'_>>,
+    order: &[String],
+    options: &RenderOptions,
+    start: BcryptStartFn,
+) -> Option<Foresight> {
+    let calls_bcrypt = |name: &String| {
+        let text = &templates[name].text;
+        !basename(name).starts_with('_') && (text.contains("htpasswd") || text.contains("bcrypt"))
+    };
+    let foreseen: Vec<&String> = order.iter().filter(|name| calls_bcrypt(name)).collect();
+    if foreseen.is_empty() {
+        return None;
+    }
+    let started: StartedHashes = Rc::default();
+    let mut set = Template::new(stopping_functions(options, &start, &started));
+    set.missing_key = missing_key(options);
+    set.limits = options.limits;
+    for name in order {
+        if basename(name).starts_with('_') || foreseen.contains(&name) {
+            set.parse(name, &templates[name].text).ok()?;
+        }
+    }
+    let mut draws = HashMap::new();
+    for name in foreseen {
+        let mut data = templates[name].vals.deep_copy();
+        if let Value::Map(vals) = &mut data {
+            let mut template = Map::new();
+            template.insert("Name".into(), Value::from(name.as_str()));
+            template.insert(
+                "BasePath".into(),
+                Value::from(templates[name].base_path.as_str()),
+            );
+            vals.borrow_mut()
+                .insert("Template".into(), Value::from(template));
+        }
+        // Ends at the first hash (or runs through); its output and errors are not wanted.
+        let (_, drawn) = capstan_sprig::record_random(|| set.execute(name, data));
+        draws.insert(name.clone(), drawn);
+    }
+    Some(Foresight {
+        parsed: set,
+        draws,
+        started,
+    })
+}
+
+/// Helm's functions for a run ahead: `htpasswd` and `bcrypt` start their hash and stop
+/// the run; RSA keys and signatures, and `lookup` against a cluster, stop it too.
+fn stopping_functions(
+    options: &RenderOptions,
+    start: &BcryptStartFn,
+    started: &StartedHashes,
+) -> capstan_gotmpl::funcs::FuncMap {
+    let lookup: Option<LookupFn> = options
+        .lookup
+        .as_ref()
+        .map(|_| Rc::new(|_: &str, _: &str, _: &str, _: &str| Err(STOP.to_owned())) as LookupFn);
+    let stop = CryptoOffload {
+        rsa_keys: Some(Rc::new(|_| Err(STOP.to_owned()))),
+        rsa_sign: Some(Rc::new(|_, _| Err(STOP.to_owned()))),
+        bcrypt: Some(Rc::new(|_, _| Err(STOP.to_owned()))),
+        bcrypt_start: None,
+    };
+    let mut funcs = helm_functions(lookup, stop);
+    let start_hash = {
+        let start = Rc::clone(start);
+        let started = Rc::clone(started);
+        move |password: &str| -> FuncError {
+            if let Ok(pending) = start(password, BCRYPT_COST) {
+                started
+                    .borrow_mut()
+                    .push((password.to_owned(), BCRYPT_COST, pending));
+            }
+            FuncError(STOP.to_owned())
+        }
+    };
+    let start_for_htpasswd = start_hash.clone();
+    funcs.add("htpasswd", 2, false, move |args| {
+        let (user, password) = (arg_str(args, 0)?, arg_str(args, 1)?);
+        if user.contains(':') {
+            return Err(FuncError(STOP.to_owned()));
+        }
+        Err(start_for_htpasswd(password))
+    });
+    funcs.add("bcrypt", 1, false, move |args| {
+        Err(start_hash(arg_str(args, 0)?))
+    });
+    funcs
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::RefCell;
+    use std::rc::Rc;
+
+    use capstan_gotmpl::value::Value;
+
+    use crate::chart::File;
+    use crate::engine::{RenderOptions, render, render_values};
+    use crate::funcs::{CryptoOffload, PendingHash};
+
+    /// What the fake hasher saw: passwords started ahead, passwords hashed in place.
+    #[derive(Default)]
+    struct Hashes {
+        started: Vec<String>,
+        in_place: Vec<String>,
+    }
+
+    /// Renders `files` (name, text) of a chart `c` with a fake host: started hashes come
+    /// back as `ahead(<password>)`, hashes made in place as `here(<password>)`.
+    fn render_chart(files: &[(&str, &str)], start: bool) -> (String, Hashes) {
+        let mut all = vec![File::new(
+            "Chart.yaml",
+            b"apiVersion: v2\nname: c\nversion: 1.0.0\n".to_vec(),
+        )];
+        all.extend(
+            files
+                .iter()
+                .map(|(n, t)| File::new(*n, t.as_bytes().to_vec())),
+        );
+        let chart = crate::load::load_files(all).unwrap();
+        let hashes = Rc::new(RefCell::new(Hashes::default()));
+        let in_place = Rc::clone(&hashes);
+        let ahead = Rc::clone(&hashes);
+        let options = RenderOptions {
+            crypto: CryptoOffload {
+                bcrypt: Some(Rc::new(move |password: &str, _cost: u32| {
+                    in_place.borrow_mut().in_place.push(password.to_owned());
+                    Ok(format!("here({password})"))
+                })),
+                bcrypt_start: start.then(|| -> crate::funcs::BcryptStartFn {
+                    Rc::new(move |password: &str, cost: u32| {
+                        assert_eq!(cost, 10);
+                        ahead.borrow_mut().started.push(password.to_owned());
+                        let password = password.to_owned();
+                        let pending: PendingHash =
+                            Box::new(move || Ok(format!("ahead({password})")));
+                        Ok(pending)
+                    })
+                }),
+                ..CryptoOffload::default()
+            },
+            ..RenderOptions::default()
+        };
+        let values = crate::values::coalesce_values(&chart, &Value::new_map()).unwrap();
+        let top = render_values(&chart, &values, &options);
+        let rendered = render(&chart, &top, &options).unwrap();
+        let text = rendered.values().cloned().collect::<Vec<_>>().join("---\n");
+        let hashes = std::mem::take(&mut *hashes.borrow_mut());
+        (text, hashes)
+    }
+
+    fn line<'a>(text: &'a str, key: &str) -> &'a str {
+        text.lines()
+            .find_map(|l| l.strip_prefix(key))
+            .unwrap_or_else(|| panic!("no {key} in {text}"))
+    }
+
+    /// The template is run ahead as far as its hash, which is started there; its real run
+    /// draws the same random password and takes the started hash: the output is the one a
+    /// render without running ahead gives, with that password.
+    #[test]
+    fn a_foreseen_hash_is_started_ahead_and_used_with_the_same_random_password() {
+        let files = [
+            (
+                "templates/secret.yaml",
+                "{{- $p := include \"c.password\" . }}password: {{ $p }}\nentry: {{ htpasswd \"admin\" $p }}\nhash: {{ bcrypt \"fixed\" }}\n",
+            ),
+            (
+                "templates/_helpers.tpl",
+                "{{- define \"c.password\" -}}{{ randAlphaNum 12 }}{{- end -}}",
+            ),
+            ("templates/other.yaml", "n: {{ randAlphaNum 5 }}\n"),
+        ];
+        let (text, hashes) = render_chart(&files, true);
+        let password = line(&text, "password: ");
+        assert_eq!(password.len(), 12, "{text}");
+        assert_eq!(line(&text, "entry: "), format!("admin:ahead({password})"));
+        // The run ahead stops at its first hash: the second is made in place.
+        assert_eq!(line(&text, "hash: "), "here(fixed)");
+        assert_eq!(hashes.started, [password]);
+        assert_eq!(hashes.in_place, ["fixed"]);
+        // Without a host that starts hashes, nothing runs ahead.
+        let (text, hashes) = render_chart(&files, false);
+        let password = line(&text, "password: ");
+        assert_eq!(line(&text, "entry: "), format!("admin:here({password})"));
+        assert!(hashes.started.is_empty());
+    }
+
+    /// A template rendered earlier in Helm's order changes what the hashed template reads:
+    /// the run ahead (on the values as they were) started a hash of another password, which
+    /// goes unused, and the real run hashes its own in place. Its random part is the same
+    /// (replayed), the changed part is the real run's.
+    #[test]
+    fn a_hash_foreseen_wrongly_goes_unused() {
+        let files = [
+            // Helm renders z.yaml before b.yaml (reverse lexicographic order).
+            (
+                "templates/z.yaml",
+                "{{- $_ := set .Values \"salt\" \"changed\" }}z: 1\n",
+            ),
+            (
+                "templates/b.yaml",
+                "{{- $p := printf \"%s-%s\" (.Values.salt | default \"first\") (randAlphaNum 6) }}entry: {{ htpasswd \"u\" $p }}\n",
+            ),
+        ];
+        let (text, hashes) = render_chart(&files, true);
+        let entry = line(&text, "entry: ");
+        let hashed = entry
+            .strip_prefix("u:here(changed-")
+            .and_then(|rest| rest.strip_suffix(')'))
+            .unwrap_or_else(|| panic!("{text}"));
+        assert_eq!(hashes.started, [format!("first-{hashed}")]);
+        assert_eq!(hashes.in_place, [format!("changed-{hashed}")]);
+    }
+
+    /// A run ahead that fails (here: before another template has set what it needs) starts
+    /// nothing and changes nothing: the real run goes through and hashes in place. One
+    /// that gets no RSA key goes on to its hash.
+    #[test]
+    fn a_run_ahead_that_fails_leaves_the_render_alone() {
+        let files = [
+            (
+                "templates/z.yaml",
+                "{{- $_ := set .Values \"ready\" true }}z: 1\n",
+            ),
+            (
+                "templates/s.yaml",
+                "{{- if not .Values.ready }}{{ fail \"not ready\" }}{{ end }}entry: {{ htpasswd \"u\" \"pw\" }}\n",
+            ),
+            (
+                "templates/k.yaml",
+                "{{- $key := genPrivateKey \"rsa\" }}entry: {{ htpasswd \"k\" \"other\" }}\n",
+            ),
+        ];
+        let (text, hashes) = render_chart(&files, true);
+        assert!(text.contains("entry: u:here(pw)\n"), "{text}");
+        assert!(text.contains("entry: k:ahead(other)\n"), "{text}");
+        assert_eq!(hashes.started, ["other"]);
+        assert_eq!(hashes.in_place, ["pw"]);
+    }
+}
