@@ -81,7 +81,7 @@ pub(super) fn start_foreseen_hashes(
 ) -> Option<Foresight> {
     let calls_bcrypt = |name: &String| {
         let text = &templates[name].text;
-        !basename(name).starts_with('_') && (text.contains("htpasswd") || text.contains("bcrypt"))
+        !basename(name).starts_with('_') && (may_call(text, "htpasswd") || may_call(text, "bcrypt"))
     };
     let foreseen: Vec<&String> = order.iter().filter(|name| calls_bcrypt(name)).collect();
     if foreseen.is_empty() {
@@ -117,6 +117,18 @@ pub(super) fn start_foreseen_hashes(
         parsed: set,
         draws,
         started,
+    })
+}
+
+/// Whether `text` may call the function `name`: the name as a word of its own, followed by
+/// a space (its arguments) and not by `:` (a YAML key), not after `.` (a field), `-` or `_`
+/// (part of a longer name). Only decides what is worth running ahead.
+fn may_call(text: &str, name: &str) -> bool {
+    text.match_indices(name).any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let after = text[at + name.len()..].chars().next();
+        after.is_some_and(char::is_whitespace)
+            && !before.is_some_and(|c| c.is_alphanumeric() || matches!(c, '.' | '-' | '_' | '$'))
     })
 }
 
@@ -288,6 +300,28 @@ mod tests {
             .unwrap_or_else(|| panic!("{text}"));
         assert_eq!(hashes.started, [format!("first-{hashed}")]);
         assert_eq!(hashes.in_place, [format!("changed-{hashed}")]);
+    }
+
+    /// Only a text that calls `htpasswd` or `bcrypt` is run ahead, not one that names them
+    /// otherwise (Bitnami harbor's `htpasswd:` keys, `.Values.….htpasswd`, `registry-htpasswd`).
+    #[test]
+    fn only_calls_are_foreseen() {
+        use super::may_call;
+        assert!(may_call(
+            "{{ (split \":\" (htpasswd \"\" $p))._1 }}",
+            "htpasswd"
+        ));
+        assert!(may_call("{{- bcrypt .Values.p }}", "bcrypt"));
+        assert!(may_call("{{ .Values.p | htpasswd\n\"u\" }}", "htpasswd"));
+        for text in [
+            "      htpasswd:\n",
+            "{{ .Values.registry.credentials.htpasswd | b64enc }}",
+            "- name: registry-htpasswd\n",
+            "{{ $htpasswd := 1 }}",
+            "htpasswd_file: x",
+        ] {
+            assert!(!may_call(text, "htpasswd"), "{text}");
+        }
     }
 
     /// A run ahead that fails (here: before another template has set what it needs) starts
