@@ -64,18 +64,22 @@ impl FolderFilesGrant {
             };
             error(code, format!("read-file: {}: {e}", full.display()))
         };
-        let file = std::fs::File::open(&full).map_err(unreadable)?;
-        let size = file.metadata().map_err(unreadable)?.len();
-        if size > folder.max_bytes {
-            return Err(error(
+        let too_large = || {
+            error(
                 ErrorCode::InvalidInput,
                 format!(
                     "read-file: {} is larger than {} MiB",
                     full.display(),
                     folder.max_bytes >> 20
                 ),
-            ));
+            )
+        };
+        let file = std::fs::File::open(&full).map_err(unreadable)?;
+        let size = file.metadata().map_err(unreadable)?.len();
+        if size > folder.max_bytes {
+            return Err(too_large());
         }
+        // Bounded also while reading: the file may grow after its size was read.
         let mut contents = Vec::with_capacity(size as usize);
         std::io::Read::read_to_end(
             &mut std::io::Read::take(file, folder.max_bytes + 1),
@@ -83,14 +87,7 @@ impl FolderFilesGrant {
         )
         .map_err(unreadable)?;
         if contents.len() as u64 > folder.max_bytes {
-            return Err(error(
-                ErrorCode::InvalidInput,
-                format!(
-                    "read-file: {} is larger than {} MiB",
-                    full.display(),
-                    folder.max_bytes >> 20
-                ),
-            ));
+            return Err(too_large());
         }
         Ok(contents)
     }
