@@ -438,6 +438,16 @@ pub enum Member {
     Unread(crate::chart::Unread),
 }
 
+impl Member {
+    /// Its size: as read, or as listed.
+    pub fn size(&self) -> u64 {
+        match self {
+            Member::Read(data) => data.len() as u64,
+            Member::Unread(unread) => unread.size(),
+        }
+    }
+}
+
 /// [`load_members`] of members some of which are not read yet: those the loader needs
 /// (Chart.yaml, values, schema, lock and requirements files, templates, subchart archives)
 /// are read as it meets them; the others stay unread in the chart's files until a
@@ -450,10 +460,7 @@ pub fn load_members_in_part(
     let mut files = Vec::new();
     for (raw_name, member) in members {
         let name = member_name(&raw_name)?;
-        let size = match &member {
-            Member::Read(data) => data.len() as u64,
-            Member::Unread(unread) => unread.size(),
-        };
+        let size = member.size();
         check_member_size(&raw_name, size, remaining)?;
         remaining -= size;
         budget.remaining = budget.remaining.saturating_sub(size);

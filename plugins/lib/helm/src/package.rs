@@ -150,22 +150,17 @@ pub fn package_with(files: &[SourceFile], compression: Compression) -> Result<Pa
 /// The chart that [`package`] of `files` and then [`crate::load::load_archive`] would
 /// give, without writing, compressing and reading back the archive (`capstan template` of a
 /// folder: the archive was a quarter of the run on charts of a few MB).
-pub fn load_folder(mut files: Vec<SourceFile>) -> Result<crate::chart::Chart, String> {
-    let selected = select(&files)?;
-    let members = selected.order.iter().map(|&i| {
-        let file = &mut files[i];
-        (
-            format!("{}/{}", selected.name, file.path),
-            std::mem::take(&mut file.contents),
-        )
-    });
-    // Collected first: `members` borrows `files` mutably.
-    let members: Vec<(String, Vec<u8>)> = members.collect();
-    let total: usize = members.iter().map(|(_, data)| data.len()).sum();
-    if total > MAX_ARCHIVE_BYTES {
-        return Err(too_large());
+pub fn load_folder(files: Vec<SourceFile>) -> Result<crate::chart::Chart, String> {
+    load_folder_in_part(files, Vec::new(), std::sync::Arc::new(AllRead))
+}
+
+/// The reader of a folder passed whole: there is nothing left to read.
+struct AllRead;
+
+impl crate::chart::FileReader for AllRead {
+    fn read(&self, path: &str) -> Result<Vec<u8>, String> {
+        Err(format!("{path} was not passed unread"))
     }
-    crate::load::load_members(members).map_err(|e| e.to_string())
 }
 
 /// [`load_folder`] of a folder whose files are given in part: `read` with their contents,
@@ -216,13 +211,7 @@ pub fn load_folder_in_part(
             (name, member)
         })
         .collect();
-    let total: u64 = members
-        .iter()
-        .map(|(_, member)| match member {
-            crate::load::Member::Read(data) => data.len() as u64,
-            crate::load::Member::Unread(unread) => unread.size(),
-        })
-        .sum();
+    let total: u64 = members.iter().map(|(_, member)| member.size()).sum();
     if total > MAX_ARCHIVE_BYTES as u64 {
         return Err(too_large());
     }
