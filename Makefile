@@ -109,6 +109,19 @@ oracles: plugins tools
 	$(HOST_BUILD)
 	CAPSTAN_ORACLES_WRITE=1 $(CARGO) test $(HOST) --test helm_oracles
 
+## Re-record the go-yaml oracle (plugins/lib/goyaml/tests/fixtures/go-yaml-oracle.jsonl,
+## read by plugins/lib/goyaml/tests/oracle.rs) with real Go: tests/cluster/goyaml-oracle runs
+## every document of the fixture through the go-yaml, sigs.k8s.io/yaml and BurntSushi/toml
+## versions Helm v3.21.4 builds with. A new case is a line {"input": "..."} added to the
+## fixture before running this; `git diff` shows what changed.
+GOYAML_ORACLE := plugins/lib/goyaml/tests/fixtures/go-yaml-oracle.jsonl
+.PHONY: goyaml-oracle
+goyaml-oracle:
+	cd tests/cluster/goyaml-oracle && GOTOOLCHAIN=local GOFLAGS=-buildvcs=false \
+		go run . $(CURDIR)/$(GOYAML_ORACLE) > $(CURDIR)/$(GOYAML_ORACLE).new \
+		|| { rm -f $(CURDIR)/$(GOYAML_ORACLE).new; exit 1; }
+	mv $(GOYAML_ORACLE).new $(GOYAML_ORACLE)
+
 ## Control-plane binaries and the OCI test registry (Go, cached by version outside the
 ## checkout).
 tools:

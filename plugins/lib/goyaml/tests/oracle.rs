@@ -6,7 +6,9 @@
 //! (`toToml`) and go-yaml v2's own `Unmarshal` error. Generated with go.yaml.in/yaml/v2
 //! v2.4.4, go.yaml.in/yaml/v3 v3.0.4, sigs.k8s.io/yaml v1.6.0, BurntSushi/toml v1.6.0 (the
 //! versions Helm v3.21 builds with); cases where Go's own output varied between runs
-//! (non-transitive key order over random map order) were left out.
+//! (non-transitive key order over random map order) were left out. The recorder is
+//! `tests/cluster/goyaml-oracle` (`make goyaml-oracle` re-records the fixture from its
+//! `input` fields; a new case is a line `{"input": "..."}`).
 
 use capstan_goyaml::{from_yaml, from_yaml_typed, jsonstep, to_toml, to_yaml, to_yaml_pretty};
 
