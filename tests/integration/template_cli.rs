@@ -1,6 +1,7 @@
 //! `capstan template` renders through the sandboxed `backend-helm3` component and prints
 //! what real Helm prints: checked byte for byte against real Helm 4.2.3 renders from the
-//! parity corpus (`../shared/helm-parity`, or `CAPSTAN_PARITY_DIR`), with `helm template`'s
+//! parity corpus (`CAPSTAN_PARITY_DIR`, default `shared/helm-parity` beside the checkout; a
+//! missing corpus or case fails), with `helm template`'s
 //! layout (the manifest trimmed, then a newline; the corpus leaves hooks out, so does
 //! `--no-hooks`). A chart Helm refuses must make the command fail with Helm's message.
 //! Needs `make plugins` (the component) — the Makefile runs it first.
@@ -23,12 +24,10 @@ fn capstan_binary() -> PathBuf {
     binary
 }
 
-fn corpus() -> Option<PathBuf> {
-    let found = capstan_helm::corpus::cases_dir(&repo_root());
-    if found.is_none() {
-        eprintln!("notice: no parity corpus found (set CAPSTAN_PARITY_DIR); skipping");
-    }
-    found
+/// Case `name` of the parity corpus (`capstan_helm::corpus`); a missing corpus or case
+/// fails the test, naming the folder looked in.
+fn corpus_case(name: &str) -> PathBuf {
+    capstan_helm::corpus::case(name).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// A configuration with only the helm3 backend, and a private component cache.
@@ -134,7 +133,6 @@ fn capstan_template(
 
 #[test]
 fn capstan_template_prints_what_real_helm_prints() {
-    let Some(corpus) = corpus() else { return };
     let dir = tempfile::tempdir().unwrap();
     let config = config(dir.path());
     let cases = [
@@ -150,11 +148,7 @@ fn capstan_template_prints_what_real_helm_prints() {
         ),
     ];
     for (name, variant) in cases {
-        let case = corpus.join(name);
-        if !case.exists() {
-            eprintln!("notice: {name} not in the corpus; skipped");
-            continue;
-        }
+        let case = corpus_case(name);
         let expected =
             std::fs::read_to_string(case.join("expected").join(format!("{variant}.yaml"))).unwrap();
         let output = capstan_template(&config, dir.path(), &case, variant);
@@ -178,11 +172,7 @@ fn capstan_template_prints_what_real_helm_prints() {
 /// printed, and the plugin runtime's call log shows which path each took.
 #[test]
 fn a_folder_renders_in_one_call_and_backends_without_the_export_through_package() {
-    let Some(corpus) = corpus() else { return };
-    let case = corpus.join("bitnami_charts__bitnami_apache");
-    if !case.exists() {
-        return;
-    }
+    let case = corpus_case("bitnami_charts__bitnami_apache");
     let expected = std::fs::read_to_string(case.join("expected/default.yaml")).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let backends = TwoBackends::in_dir(dir.path());
@@ -225,11 +215,7 @@ fn a_folder_renders_in_one_call_and_backends_without_the_export_through_package(
 
 #[test]
 fn a_chart_helm_refuses_fails_with_helms_message() {
-    let Some(corpus) = corpus() else { return };
-    let case = corpus.join("grafana_helm-charts__charts_pdc-agent");
-    if !case.exists() {
-        return;
-    }
+    let case = corpus_case("grafana_helm-charts__charts_pdc-agent");
     let dir = tempfile::tempdir().unwrap();
     let config = config(dir.path());
     let output = capstan_template(&config, dir.path(), &case, "default");
@@ -250,13 +236,8 @@ fn a_chart_helm_refuses_fails_with_helms_message() {
 /// `make plugins` put in `target/plugins`.
 #[test]
 fn without_a_configuration_the_backend_beside_the_binary_renders() {
-    let Some(corpus) = corpus() else { return };
     let (name, variant) = ("bitnami_charts__bitnami_apache", "default");
-    let case = corpus.join(name);
-    if !case.exists() {
-        eprintln!("notice: {name} not in the corpus; skipped");
-        return;
-    }
+    let case = corpus_case(name);
     let cache = tempfile::tempdir().unwrap();
     let output = Command::new(capstan_binary())
         .arg("template")

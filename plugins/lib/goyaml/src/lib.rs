@@ -223,3 +223,10 @@ pub fn to_toml(value: &Value) -> Result<String, YamlError> {
 
 #[cfg(test)]
 mod tests;
+
+/// Where the Helm parity corpus is (the tests over its charts): the one definition, shared
+/// with capstan-helm (which depends on this crate).
+#[cfg(test)]
+#[allow(dead_code)]
+#[path = "../../helm/src/corpus.rs"]
+mod parity_corpus;

@@ -411,17 +411,19 @@ fn json_conversion() {
     assert!(from_yaml_documents("").unwrap().is_empty());
 }
 
-/// Every values.yaml / Chart.yaml of the parity corpus parses (when the corpus is present).
+/// The parity corpus's case folders (`CAPSTAN_PARITY_DIR`, default `shared/helm-parity`
+/// beside the checkout); a missing or incomplete corpus fails the test.
+fn corpus_cases() -> Vec<std::path::PathBuf> {
+    crate::parity_corpus::case_dirs().unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Every values.yaml / Chart.yaml of the parity corpus parses.
 #[test]
 fn corpus_files_parse() {
-    let root = std::path::Path::new("/work/shared/helm-parity/cases");
-    let Ok(cases) = std::fs::read_dir(root) else {
-        return;
-    };
     let mut count = 0;
     let mut failures = Vec::new();
-    for case in cases.flatten() {
-        let mut stack = vec![case.path().join("chart")];
+    for case in corpus_cases() {
+        let mut stack = vec![case.join("chart")];
         while let Some(dir) = stack.pop() {
             let Ok(entries) = std::fs::read_dir(&dir) else {
                 continue;
@@ -446,6 +448,11 @@ fn corpus_files_parse() {
     assert!(
         failures.is_empty(),
         "{count} files, failures: {failures:#?}"
+    );
+    // Every case has at least its chart's Chart.yaml.
+    assert!(
+        count >= crate::parity_corpus::MIN_CASES,
+        "only {count} values.yaml / Chart.yaml files in the corpus"
     );
 }
 
@@ -614,16 +621,11 @@ fn go_yaml_encode_tests() {
 #[test]
 #[ignore]
 fn corpus_to_yaml_blocks() {
-    let root = std::path::Path::new("/work/shared/helm-parity/cases");
-    let Ok(cases) = std::fs::read_dir(root) else {
-        return;
-    };
     let (mut hits, mut near) = (0, 0);
-    for case in cases.flatten() {
-        let values =
-            std::fs::read_to_string(case.path().join("chart/values.yaml")).unwrap_or_default();
+    for case in corpus_cases() {
+        let values = std::fs::read_to_string(case.join("chart/values.yaml")).unwrap_or_default();
         let expected =
-            std::fs::read_to_string(case.path().join("expected/default.yaml")).unwrap_or_default();
+            std::fs::read_to_string(case.join("expected/default.yaml")).unwrap_or_default();
         let Ok(v) = from_yaml(&values) else { continue };
         let mut stack = vec![v];
         while let Some(v) = stack.pop() {
@@ -678,10 +680,7 @@ fn corpus_to_yaml_blocks() {
                     {
                         near += 1;
                         if near <= 40 {
-                            println!(
-                                "{}: line {i}\n  ours: {a:?}\n  helm: {b:?}",
-                                case.path().display()
-                            );
+                            println!("{}: line {i}\n  ours: {a:?}\n  helm: {b:?}", case.display());
                         }
                     }
                 }
@@ -696,13 +695,9 @@ fn corpus_to_yaml_blocks() {
 #[test]
 #[ignore]
 fn corpus_round_trip() {
-    let root = std::path::Path::new("/work/shared/helm-parity/cases");
-    let Ok(cases) = std::fs::read_dir(root) else {
-        return;
-    };
     let (mut docs, mut bad) = (0, 0);
-    for case in cases.flatten() {
-        let Ok(dir) = std::fs::read_dir(case.path().join("expected")) else {
+    for case in corpus_cases() {
+        let Ok(dir) = std::fs::read_dir(case.join("expected")) else {
             continue;
         };
         for f in dir.flatten() {

@@ -4,8 +4,8 @@
 //!
 //! "Largest" is the total size in bytes of the regular files under a case's `chart/`
 //! folder (subcharts included); ties are broken by case name, so the pick is deterministic.
-//! The corpus is `CAPSTAN_PARITY_DIR`, or `../shared/helm-parity/cases` next to the
-//! workspace; without it the bench prints a message and measures nothing.
+//! The corpus is `capstan_helm::corpus` (`CAPSTAN_PARITY_DIR`, default `shared/helm-parity`
+//! beside the checkout); without it the bench fails, naming the folder it looked in.
 //! `scripts/bench-render` compares the same charts with real Helm and `capstan template`.
 //!
 //! Besides the whole render (`render/<chart>`), each stage is measured on its own, so a
@@ -26,14 +26,6 @@ use criterion::Criterion;
 /// How many charts to measure.
 const CHARTS: usize = 20;
 
-/// The corpus folder.
-fn corpus_dir() -> PathBuf {
-    match std::env::var_os("CAPSTAN_PARITY_DIR") {
-        Some(dir) => PathBuf::from(dir),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../../shared/helm-parity/cases"),
-    }
-}
-
 /// Total size of the regular files under `dir` (symbolic links are not followed).
 fn tree_bytes(dir: &Path) -> u64 {
     let Ok(entries) = std::fs::read_dir(dir) else {
@@ -50,14 +42,9 @@ fn tree_bytes(dir: &Path) -> u64 {
 }
 
 /// The `CHARTS` largest cases (by chart bytes, then name), largest first.
-fn largest_cases(corpus: &Path) -> Vec<(String, PathBuf)> {
-    let Ok(entries) = std::fs::read_dir(corpus) else {
-        return Vec::new();
-    };
-    let mut cases: Vec<(u64, String, PathBuf)> = entries
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| p.join("chart").is_dir())
+fn largest_cases(cases: Vec<PathBuf>) -> Vec<(String, PathBuf)> {
+    let mut cases: Vec<(u64, String, PathBuf)> = cases
+        .into_iter()
         .map(|p| {
             let name = p
                 .file_name()
@@ -87,15 +74,7 @@ fn render_case(case: &Path, options: &RenderOptions) -> Result<String, String> {
 }
 
 fn render(c: &mut Criterion) {
-    let corpus = corpus_dir();
-    let cases = largest_cases(&corpus);
-    if cases.is_empty() {
-        println!(
-            "parity corpus not found at {} (set CAPSTAN_PARITY_DIR): nothing to measure",
-            corpus.display()
-        );
-        return;
-    }
+    let cases = largest_cases(capstan_helm::corpus::case_dirs().unwrap_or_else(|e| panic!("{e}")));
     let options = RenderOptions {
         release: ReleaseInfo {
             name: "rel".into(),
