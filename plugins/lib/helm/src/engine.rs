@@ -92,6 +92,21 @@ pub enum RenderError {
         /// The chart's message.
         message: String,
     },
+    /// A function's own error (`error calling index: index out of range: 9`), in Go's
+    /// words: Helm's reformatting walks Go's error chain and gives up, printing Go's text as
+    /// it is, when it reaches an error that is not a template error (the function's, which
+    /// Go wraps as `error calling NAME: %w`).
+    #[error("template: {location}: executing {template:?} at <{context}>: {message}")]
+    Function {
+        /// `file:line:col`.
+        location: String,
+        /// Template being executed.
+        template: String,
+        /// The failing node.
+        context: String,
+        /// `error calling NAME: ` and the function's message.
+        message: String,
+    },
     /// Any other execution error.
     #[error("{location}\n  executing {template:?} at <{context}>:\n    {message}")]
     Exec {
@@ -418,6 +433,16 @@ fn last_part(message: &str) -> String {
     message.rsplit(": ").next().unwrap_or(message).to_owned()
 }
 
+/// Whether an execution error is a function's own error, which Go wraps as `error calling
+/// NAME: %w` around a plain error. Errors from nested templates (`include`, `tpl`: text
+/// with `template: ` in it) are left to the reformatted form.
+fn is_function_error(message: &str) -> bool {
+    message
+        .strip_prefix("error calling ")
+        .and_then(|rest| rest.split_once(": "))
+        .is_some_and(|(_, inner)| !inner.contains("template: "))
+}
+
 fn exec_error(error: TemplateError) -> RenderError {
     match error {
         TemplateError::Exec(e) => {
@@ -429,6 +454,14 @@ fn exec_error(error: TemplateError) -> RenderError {
                 return RenderError::Failed {
                     location,
                     message: e.message[start + WARN_START.len()..end].to_owned(),
+                };
+            }
+            if is_function_error(&e.message) {
+                return RenderError::Function {
+                    location,
+                    template: e.name,
+                    context: e.context,
+                    message: e.message,
                 };
             }
             RenderError::Exec {
@@ -448,5 +481,38 @@ fn exec_error(error: TemplateError) -> RenderError {
             context: String::new(),
             message: "template not found".into(),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn exec(message: &str) -> TemplateError {
+        TemplateError::Exec(capstan_gotmpl::exec::ExecError {
+            name: "snip/templates/t.yaml".into(),
+            parse_name: "snip/templates/t.yaml".into(),
+            line: 1,
+            col: 3,
+            context: "index .Values.list 9".into(),
+            message: message.into(),
+        })
+    }
+
+    /// Helm v4.2.3's messages (the parity corpus's snippets `index-out-of-range` and
+    /// `nil-chain`).
+    #[test]
+    fn function_errors_keep_gos_text_and_others_are_reformatted() {
+        assert_eq!(
+            exec_error(exec("error calling index: index out of range: 9")).to_string(),
+            "template: snip/templates/t.yaml:1:3: executing \"snip/templates/t.yaml\" at <index .Values.list 9>: error calling index: index out of range: 9"
+        );
+        assert_eq!(
+            exec_error(exec("nil pointer evaluating interface {}.deeper")).to_string(),
+            "snip/templates/t.yaml:1:3\n  executing \"snip/templates/t.yaml\" at <index .Values.list 9>:\n    nil pointer evaluating interface {}.deeper"
+        );
+        // An included template's error stays in the reformatted form.
+        let nested = "error calling include: template: snip/templates/_h.tpl:1:2: executing \"x\" at <.a.b>: nil pointer evaluating interface {}.b";
+        assert!(matches!(exec_error(exec(nested)), RenderError::Exec { .. }));
     }
 }
