@@ -85,8 +85,7 @@ unit-test: plugins python-plugins helm4-plugins helm-free-host ssh-server
 	@rm -rf target/no-tools
 	$(HOST_BUILD)
 	$(CARGO) test $(HOST) --lib --bins
-	CAPSTAN_SNIPPETS_MIN_PERCENT=100 CAPSTAN_PARITY_MIN_PERCENT=97 \
-		$(CARGO) test $(HOST) --test snippets --test oracle --test chart_corpus --test helm_loader \
+	$(CARGO) test $(HOST) --test snippets --test oracle --test chart_corpus --test helm_loader \
 		--test helm_testdata --test hostile --test oracles --test parity --test fuzz_corpus
 	$(CARGO) test $(HOST) --test plugin_runtime --test source_sync --test plugin_scaffold \
 		--test helm4_getter --test plugin_compile_cli
