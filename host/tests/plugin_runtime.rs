@@ -85,7 +85,11 @@ async fn looping_plugin_is_stopped_at_its_deadline_and_the_next_call_succeeds() 
         error.to_string().contains("deadline of 300 ms exceeded"),
         "{error}"
     );
-    let limit = Duration::from_millis(SHORT.timeout_ms) + Duration::from_millis(100);
+    // The cause above is what shows the deadline stopped the call (the plugin loops
+    // forever). The bound only catches a call left running far past its deadline: a
+    // loaded 2-core machine can delay the epoch ticker and the task by whole seconds, so
+    // it is generous.
+    let limit = Duration::from_millis(SHORT.timeout_ms) + Duration::from_secs(10);
     assert!(
         elapsed <= limit,
         "stopped after {elapsed:?}, allowed {limit:?}"
