@@ -15,7 +15,7 @@ PLUGIN_OUT := target/$(PLUGIN_TARGET)/plugin
 PRODUCT_PLUGINS := source-git source-helm-repo source-oci backend-helm3 backend-helm2 compat-helm
 TEST_PLUGINS := spin-forever allocate-forever trap host-probe wrong-world future-major
 
-.PHONY: chaos-smoke image ssh-server supply-chain fuzz fuzz-smoke all build plugins python-plugins helm4-plugins helm-free-host fmt-check clippy unit-test tool-test oracles integration-test test test-fresh tools cluster-up cluster-down demo bench bench-render clean-cache
+.PHONY: regex-oracle chaos-smoke image ssh-server supply-chain fuzz fuzz-smoke all build plugins python-plugins helm4-plugins helm-free-host fmt-check clippy unit-test tool-test oracles integration-test test test-fresh tools cluster-up cluster-down demo bench bench-render clean-cache
 
 all: build plugins
 
@@ -86,7 +86,7 @@ unit-test: plugins python-plugins helm4-plugins helm-free-host ssh-server
 	$(HOST_BUILD)
 	$(CARGO) test $(HOST) --lib --bins
 	$(CARGO) test $(HOST) --test snippets --test oracle --test chart_corpus --test helm_loader \
-		--test helm_testdata --test hostile --test oracles --test parity --test fuzz_corpus
+		--test helm_testdata --test hostile --test oracles --test parity --test fuzz_corpus --test regex_oracle
 	$(CARGO) test $(HOST) --test plugin_runtime --test source_sync --test plugin_scaffold \
 		--test helm4_getter --test plugin_compile_cli
 	$(CARGO) test $(HELM4_GETTER)
@@ -120,6 +120,13 @@ goyaml-oracle:
 		go run . $(CURDIR)/$(GOYAML_ORACLE) > $(CURDIR)/$(GOYAML_ORACLE).new \
 		|| { rm -f $(CURDIR)/$(GOYAML_ORACLE).new; exit 1; }
 	mv $(GOYAML_ORACLE).new $(GOYAML_ORACLE)
+
+## Record Go's answers for the regular-expression oracle again (Sprig's regex functions on
+## Go's regexp, tests/cluster/regex-oracle) on the seeded generator's cases; `make test`
+## replays a sample of them without Go (plugins/lib/sprig/tests/regex_oracle.rs).
+regex-oracle:
+	CAPSTAN_REGEX_ORACLE_BIN=$$(tests/cluster/build-regex-oracle)/regex-oracle CAPSTAN_REGEX_ORACLE_WRITE=1 \
+		CAPSTAN_REGEX_ORACLE_ALL=1 $(CARGO) test --release -p capstan-sprig --test regex_oracle
 
 ## Control-plane binaries and the OCI test registry (Go, cached by version outside the
 ## checkout).
@@ -156,6 +163,8 @@ supply-chain:
 ## The fuzz campaign: every target of fuzz/ for 10 minutes (scripts/fuzz; nightly).
 fuzz:
 	CAPSTAN_FUZZ_MINIMIZE=1 scripts/fuzz 600
+	CAPSTAN_REGEX_ORACLE_BIN=$$(tests/cluster/build-regex-oracle)/regex-oracle CAPSTAN_REGEX_ORACLE_GROW=$$(date +%s) \
+		$(CARGO) test --release -p capstan-sprig --test regex_oracle a_new_seed_agrees_with_go
 
 ## A short libFuzzer run of every fuzz target (nightly, sanitizers). `make test` instead
 ## replays the committed corpora on stable (plugins/lib/helm/tests/fuzz_corpus.rs and the

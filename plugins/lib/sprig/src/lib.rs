@@ -22,6 +22,8 @@ mod math;
 pub mod paths;
 mod reflect;
 mod regex;
+#[doc(hidden)]
+pub use regex::engines_disagree as regex_engines_disagree;
 pub mod semver;
 mod strings;
 mod url;

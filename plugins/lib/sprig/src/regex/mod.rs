@@ -1,11 +1,14 @@
-//! Regular expressions with Go's RE2 semantics on the `regex` crate: Perl classes (`\d`,
-//! `\w`, `\s`, `\b`) are ASCII-only as in Go, `[` inside a class is literal, `FindAll` and
-//! `Split` skip an empty match right after a previous match as Go does, replacement
-//! templates expand `$1`/`${name}` by Go's rules, and compile errors are worded like Go's.
+//! Sprig's regular-expression functions with Go's `regexp` semantics. A pattern is read
+//! by [`syntax`], Go's RE2 grammar written out (errors word for word), and handed to the
+//! engines in a form they cannot read otherwise; matches are then walked as Go walks them:
+//! `FindAll` and `Split` skip an empty match right after a previous match, `ReplaceAll`
+//! keeps Go's own loop, and replacement templates expand `$1`/`${name}` by Go's rules.
 //!
-//! Patterns are matched with `regex-lite` where it matches as Go does (see [`GoRegex`]):
-//! every render starts from a fresh component instance, so each pattern a chart uses is
-//! compiled again per render, and `regex` spent 0.1–0.3 ms building each one.
+//! Short texts are matched with `regex-lite` (see [`GoRegex`]): every render starts from a
+//! fresh component instance, so each pattern a chart uses is compiled again per render,
+//! and `regex` spent 0.1–0.3 ms building each one.
+
+pub mod syntax;
 
 use std::cell::OnceCell;
 use std::rc::Rc;
@@ -91,8 +94,10 @@ fn compile_for(pattern: &str, must: bool) -> Result<Rc<GoRegex>, FuncError> {
 
 /// Go's `regexp.quote`: backquoted when possible, else `strconv.Quote`.
 fn backquote(s: &str) -> String {
+    // Go's strconv.CanBackquote: no backquote, no byte-order mark, no ASCII control
+    // character but tab (C1 controls, encoded on two bytes, are fine).
     if s.chars()
-        .all(|c| c != '`' && c != '\u{FEFF}' && (c == '\t' || !c.is_control()))
+        .all(|c| c != '`' && c != '\u{FEFF}' && (c == '\t' || !(c < ' ' || c == '\x7f')))
     {
         format!("`{s}`")
     } else {
@@ -116,8 +121,7 @@ pub fn compile(pattern: &str) -> Result<Rc<GoRegex>, String> {
     if let Some(re) = COMPILED.with(|cache| cache.borrow().get(pattern).cloned()) {
         return Ok(re);
     }
-    let translated = translate(pattern)?;
-    let re = Rc::new(GoRegex::new(pattern, translated)?);
+    let re = Rc::new(GoRegex::new(pattern)?);
     COMPILED.with(|cache| {
         let mut cache = cache.borrow_mut();
         if cache.len() >= COMPILED_CACHE_ENTRIES {
@@ -133,35 +137,54 @@ pub fn compile(pattern: &str) -> Result<Rc<GoRegex>, String> {
 /// Pike VM are linear too, but tens of times slower per byte.
 const LITE_TEXT_BYTES: usize = 4096;
 
-/// A compiled Go pattern, on two engines with the same leftmost-first semantics.
-/// `regex-lite` builds a pattern in microseconds where `regex` takes 0.1–0.3 ms, and
-/// matches as Go does whenever the pattern asks for no Unicode-aware feature it lacks:
-/// its case-insensitive matching is ASCII-only, and it has no `\p{..}` classes; Perl
-/// classes and `\b`, ASCII in Go, are rewritten or ASCII in both. Such patterns, and
-/// those it refuses, are built with `regex` at once; the others with `regex` only when a
-/// long text is searched.
+/// A compiled Go pattern, on two engines with the same leftmost-first semantics, both
+/// given the pattern as [`syntax`] read it (classes as code-point ranges, case folding
+/// and Go's Unicode tables already applied), so neither interprets Go's syntax itself.
+/// `regex-lite` builds a pattern in microseconds where `regex` takes 0.1–0.3 ms; `regex`
+/// is built only when a long text is searched, or when `regex-lite` refuses the pattern
+/// (nesting or size beyond its limits).
 pub struct GoRegex {
     lite: Option<regex_lite::Regex>,
     /// The pattern in `regex`'s syntax, built on first need.
     translated: String,
     full: OnceCell<Option<regex::Regex>>,
+    /// The names of the groups (index 0: the whole match), as Go numbers them.
+    group_names: Vec<Option<String>>,
 }
 
 /// Match positions of a pattern's groups (index 0: the whole match).
 type Groups = Vec<Option<(usize, usize)>>;
 
+/// How deep the emitted form may nest: Go allows a tree 1000 high, and the emitted form
+/// adds a group for each repetition and alternation.
+const NEST_LIMIT: u32 = 2100;
+/// The compiled size `regex` may reach: Go's own limit counts instructions, not bytes,
+/// and admits patterns such as `\pL{500}` past `regex`'s default of 10 MiB.
+const SIZE_LIMIT: usize = 256 << 20;
+
 impl GoRegex {
-    fn new(pattern: &str, translated: String) -> Result<GoRegex, String> {
-        let lite = lite_form(pattern, &translated).and_then(|p| regex_lite::Regex::new(&p).ok());
+    /// Compile a Go pattern; the error is Go's.
+    pub fn new(pattern: &str) -> Result<GoRegex, String> {
+        let parsed = syntax::parse(pattern)?;
+        let lite_pattern = syntax::emit(&parsed.tree, syntax::Dialect::Lite);
+        let translated = syntax::emit(&parsed.tree, syntax::Dialect::Full);
+        let lite = regex_lite::RegexBuilder::new(&lite_pattern)
+            .nest_limit(NEST_LIMIT)
+            .build()
+            .ok();
         let full = OnceCell::new();
         if lite.is_none() {
-            let built = regex::Regex::new(&translated).map_err(|_| go_error(pattern))?;
+            // Go accepted the pattern and neither engine can hold it: say so as Go says
+            // a pattern is too large.
+            let built = build_full(&translated)
+                .map_err(|_| syntax::error("expression too large", pattern))?;
             let _ = full.set(Some(built));
         }
         Ok(GoRegex {
             lite,
             translated,
             full,
+            group_names: parsed.group_names,
         })
     }
 
@@ -169,7 +192,7 @@ impl GoRegex {
     /// `regex-lite` took (then `regex-lite` serves every text).
     fn full(&self) -> Option<&regex::Regex> {
         self.full
-            .get_or_init(|| regex::Regex::new(&self.translated).ok())
+            .get_or_init(|| build_full(&self.translated).ok())
             .as_ref()
     }
 
@@ -218,14 +241,55 @@ impl GoRegex {
         }
     }
 
-    /// The index of the group called `name`.
-    fn group_named(&self, name: &str) -> Option<usize> {
-        match (&self.lite, self.full.get()) {
-            (Some(lite), _) => lite.capture_names().position(|n| n == Some(name)),
-            (None, Some(Some(full))) => full.capture_names().position(|n| n == Some(name)),
-            _ => None,
+    /// The groups named `name`, in order.
+    fn groups_named<'a>(&'a self, name: &'a str) -> impl Iterator<Item = usize> + 'a {
+        self.group_names
+            .iter()
+            .enumerate()
+            .filter(move |(_, n)| n.as_deref() == Some(name))
+            .map(|(i, _)| i)
+    }
+}
+
+/// Where the two engines of `pattern` disagree on one of `texts` (the groups of every
+/// match from each position), or `None` when they agree; for the differential tests,
+/// which compare both engines whatever the texts' length. `Err` when the pattern does not
+/// compile.
+pub fn engines_disagree(pattern: &str, texts: &[&str]) -> Result<Option<String>, String> {
+    let re = GoRegex::new(pattern)?;
+    let (Some(lite), Some(full)) = (re.lite.as_ref(), re.full()) else {
+        return Ok(None);
+    };
+    for text in texts {
+        let mut pos = 0;
+        while pos <= text.len() {
+            let by_lite = lite.captures_at(text, pos).map(|c| {
+                c.iter()
+                    .map(|m| m.map(|m| (m.start(), m.end())))
+                    .collect::<Groups>()
+            });
+            let by_full = full.captures_at(text, pos).map(|c| {
+                c.iter()
+                    .map(|m| m.map(|m| (m.start(), m.end())))
+                    .collect::<Groups>()
+            });
+            if by_lite != by_full {
+                return Ok(Some(format!(
+                    "on {text:?} from byte {pos}: regex-lite {by_lite:?}, regex {by_full:?}"
+                )));
+            }
+            pos += text[pos..].chars().next().map_or(1, char::len_utf8);
         }
     }
+    Ok(None)
+}
+
+/// `regex`'s form of an emitted pattern.
+fn build_full(translated: &str) -> Result<regex::Regex, regex::Error> {
+    regex::RegexBuilder::new(translated)
+        .nest_limit(NEST_LIMIT)
+        .size_limit(SIZE_LIMIT)
+        .build()
 }
 
 /// The engine a search runs on.
@@ -233,243 +297,6 @@ enum Engine<'r> {
     Lite(&'r regex_lite::Regex),
     Full(&'r regex::Regex),
     Nothing,
-}
-
-/// The pattern in `regex-lite`'s syntax when it matches there as Go does: no flag groups
-/// (`(?i)` folds only ASCII there), no Unicode classes (`\p`, `\P`, which it lacks);
-/// `\b` and `\B` are ASCII in both Go and `regex-lite`.
-fn lite_form(pattern: &str, translated: &str) -> Option<String> {
-    let mut rest = pattern;
-    while let Some(at) = rest.find('(') {
-        let after = &rest[at + 1..];
-        if let Some(group) = after.strip_prefix('?')
-            && !(group.starts_with(':') || group.starts_with("P<") || group.starts_with('<'))
-        {
-            return None;
-        }
-        rest = after;
-    }
-    if pattern.contains("\\p") || pattern.contains("\\P") {
-        return None;
-    }
-    Some(
-        translated
-            .replace("(?-u:\\b)", "\\b")
-            .replace("(?-u:\\B)", "\\B"),
-    )
-}
-
-/// The repetition `{n}`, `{n,}` or `{n,m}` at the start of `chars`: its length and bounds.
-fn parse_repeat(chars: &[char]) -> Option<(usize, u32, Option<u32>)> {
-    let close = chars.iter().position(|c| *c == '}')?;
-    let body: String = chars[1..close].iter().collect();
-    let number = |s: &str| {
-        (!s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()))
-            .then(|| s.parse::<u32>().unwrap_or(u32::MAX))
-    };
-    let (min, max) = match body.split_once(',') {
-        None => {
-            let n = number(&body)?;
-            (n, Some(n))
-        }
-        Some((min, "")) => (number(min)?, None),
-        Some((min, max)) => (number(min)?, Some(number(max)?)),
-    };
-    Some((close + 1, min, max))
-}
-
-/// Rewrite Go syntax into the `regex` crate's where they differ, and reject what Go rejects
-/// but the crate accepts (stacked repetitions, counts above 1000).
-fn translate(pattern: &str) -> Result<String, String> {
-    let chars: Vec<char> = pattern.chars().collect();
-    let text = |from: usize, to: usize| chars[from..to].iter().collect::<String>();
-    let error =
-        |code: &str, fragment: String| format!("error parsing regexp: {code}: `{fragment}`");
-    let mut out = String::with_capacity(pattern.len() + 8);
-    let mut in_class = false;
-    let mut class_start = false;
-    let mut last_repeat: Option<usize> = None;
-    let mut i = 0;
-    while i < chars.len() {
-        let c = chars[i];
-        let mut this_repeat = None;
-        if c == '\\' && i + 1 < chars.len() {
-            let next = chars[i + 1];
-            // Inside a class the positive classes are written as their ranges (the same
-            // set, and `regex-lite` has no nested classes); the negated ones stay nested.
-            let replacement = match next {
-                'd' if in_class => Some("0-9"),
-                'w' if in_class => Some("0-9A-Za-z_"),
-                's' if in_class => Some("\\t\\n\\f\\r "),
-                'd' => Some("[0-9]"),
-                'D' => Some("[^0-9]"),
-                'w' => Some("[0-9A-Za-z_]"),
-                'W' => Some("[^0-9A-Za-z_]"),
-                's' => Some("[\\t\\n\\f\\r ]"),
-                'S' => Some("[^\\t\\n\\f\\r ]"),
-                'b' if !in_class => Some("(?-u:\\b)"),
-                'B' if !in_class => Some("(?-u:\\B)"),
-                _ => None,
-            };
-            class_start = false;
-            if let Some(r) = replacement {
-                out.push_str(r);
-                i += 2;
-            } else if next == 'Q' {
-                // \Q...\E quotes everything up to \E (or the end).
-                let start = i + 2;
-                let end = (start..chars.len())
-                    .find(|&k| chars[k] == '\\' && chars.get(k + 1) == Some(&'E'))
-                    .unwrap_or(chars.len());
-                out.push_str(&regex_syntax::escape(&text(start, end)));
-                i = (end + 2).min(chars.len());
-            } else if matches!(next, 'p' | 'P' | 'x') && chars.get(i + 2) == Some(&'{') {
-                let end = (i + 2..chars.len())
-                    .find(|&k| chars[k] == '}')
-                    .map_or(chars.len(), |k| k + 1);
-                out.push_str(&text(i, end));
-                i = end;
-            } else {
-                out.push('\\');
-                out.push(next);
-                i += 2;
-            }
-            last_repeat = None;
-            continue;
-        }
-        if in_class {
-            if c == ']' && !class_start {
-                in_class = false;
-                out.push(c);
-            } else if c == '[' && chars.get(i + 1) == Some(&':') {
-                // A POSIX class such as [:alpha:] is copied whole.
-                let close = (i + 2..chars.len().saturating_sub(1))
-                    .find(|&k| chars[k] == ':' && chars[k + 1] == ']');
-                match close {
-                    Some(k) => {
-                        out.push_str(&text(i, k + 2));
-                        i = k + 2;
-                        class_start = false;
-                        continue;
-                    }
-                    None => out.push_str("\\["),
-                }
-            } else if matches!(c, '[' | '&' | '~') || (c == '-' && chars.get(i + 1) == Some(&'-')) {
-                out.push('\\');
-                out.push(c);
-            } else if c == '^' && class_start {
-                out.push(c);
-                i += 1;
-                continue;
-            } else {
-                out.push(c);
-            }
-            class_start = false;
-            i += 1;
-            continue;
-        }
-        let mut width = 1;
-        match c {
-            '[' => {
-                in_class = true;
-                class_start = true;
-                out.push(c);
-            }
-            '*' | '+' | '?' => {
-                this_repeat = Some(i);
-                out.push(c);
-            }
-            '{' => match parse_repeat(&chars[i..]) {
-                Some((len, min, max)) => {
-                    if min > 1000 || max.is_some_and(|m| m > 1000 || m < min) {
-                        return Err(error("invalid repeat count", text(i, i + len)));
-                    }
-                    this_repeat = Some(i);
-                    out.push_str(&text(i, i + len));
-                    width = len;
-                }
-                // Go reads a brace that does not start a repetition literally.
-                None => out.push_str("\\{"),
-            },
-            _ => out.push(c),
-        }
-        if this_repeat.is_some() {
-            // A lazy marker belongs to the repetition it follows.
-            if chars.get(i + width) == Some(&'?') {
-                out.push('?');
-                width += 1;
-            }
-            if let Some(previous) = last_repeat {
-                return Err(error(
-                    "invalid nested repetition operator",
-                    text(previous, i + width),
-                ));
-            }
-        }
-        last_repeat = this_repeat;
-        i += width;
-    }
-    Ok(out)
-}
-
-/// Go's compile error for a pattern that failed, from the syntax error's kind and place.
-fn go_error(pattern: &str) -> String {
-    use regex_syntax::ast::ErrorKind;
-    let mut parser = regex_syntax::ast::parse::Parser::new();
-    let (code, fragment) = match parser.parse(pattern) {
-        Err(e) => {
-            let span = e.span();
-            let at =
-                |start: usize, end: usize| pattern.get(start..end).unwrap_or(pattern).to_owned();
-            match e.kind() {
-                ErrorKind::ClassUnclosed => {
-                    ("missing closing ]", at(span.start.offset, pattern.len()))
-                }
-                ErrorKind::GroupUnclosed => ("missing closing )", pattern.to_owned()),
-                ErrorKind::GroupUnopened => ("unexpected )", pattern.to_owned()),
-                ErrorKind::EscapeUnrecognized => (
-                    "invalid escape sequence",
-                    at(span.start.offset, span.end.offset),
-                ),
-                ErrorKind::EscapeUnexpectedEof => {
-                    ("trailing backslash at end of expression", String::new())
-                }
-                ErrorKind::RepetitionMissing => {
-                    let end = span.end.offset.max(span.start.offset + 1);
-                    (
-                        "missing argument to repetition operator",
-                        at(span.start.offset, end),
-                    )
-                }
-                ErrorKind::ClassRangeInvalid => (
-                    "invalid character class range",
-                    at(span.start.offset, span.end.offset),
-                ),
-                ErrorKind::RepetitionCountInvalid
-                | ErrorKind::RepetitionCountUnclosed
-                | ErrorKind::RepetitionCountDecimalEmpty => (
-                    "invalid repeat count",
-                    at(span.start.offset, span.end.offset),
-                ),
-                ErrorKind::GroupNameDuplicate { .. } => (
-                    "duplicate capture group name",
-                    at(span.start.offset, span.end.offset),
-                ),
-                ErrorKind::GroupNameEmpty
-                | ErrorKind::GroupNameInvalid
-                | ErrorKind::GroupNameUnexpectedEof => (
-                    "invalid named capture",
-                    at(span.start.offset, pattern.len()),
-                ),
-                _ => (
-                    "invalid or unsupported Perl syntax",
-                    at(span.start.offset, span.end.offset),
-                ),
-            }
-        }
-        Ok(_) => ("invalid or unsupported Perl syntax", pattern.to_owned()),
-    };
-    format!("error parsing regexp: {code}: `{fragment}`")
 }
 
 /// Go's `FindAllStringIndex(s, n)`: up to `n` matches (all when negative), skipping an
@@ -503,24 +330,42 @@ fn find_all(re: &GoRegex, text: &str, n: i64) -> Vec<(usize, usize)> {
     found
 }
 
-/// Go's `ReplaceAllString`/`ReplaceAllLiteralString`: every match (as `FindAll` sees them)
-/// replaced by what `write` appends.
+/// Go's `ReplaceAllString`/`ReplaceAllLiteralString`, in Go's own loop: each match found
+/// from the search position is replaced by what `write` appends, except an empty match
+/// right after the previous match; the search then moves past the match, and at least one
+/// character on.
 fn replace_all(re: &GoRegex, text: &str, write: impl Fn(&Groups, &mut String)) -> String {
-    let mut out = String::new();
-    let mut last = 0;
-    for (start, end) in find_all(re, text, -1) {
-        out.push_str(&text[last..start]);
-        if let Some(groups) = re.groups_at(text, start) {
+    let mut out = String::with_capacity(text.len());
+    let mut last_match_end = 0;
+    let mut search = 0;
+    while search <= text.len() {
+        let Some(groups) = re.groups_at(text, search) else {
+            break;
+        };
+        let Some(Some((start, end))) = groups.first().copied() else {
+            break;
+        };
+        out.push_str(&text[last_match_end..start]);
+        if end > last_match_end || start == 0 {
             write(&groups, &mut out);
         }
-        last = end;
+        last_match_end = end;
+        let width = text[search..].chars().next().map_or(0, char::len_utf8);
+        search = if search + width > end {
+            search + width
+        } else if search + 1 > end {
+            search + 1
+        } else {
+            end
+        };
     }
-    out.push_str(&text[last..]);
+    out.push_str(&text[last_match_end..]);
     out
 }
 
-/// Go's `Regexp.Expand`: `$name`/`${name}` (longest run of letters, digits and `_`), `$$`
-/// for `$`; an unknown group expands to nothing and a malformed `$` stays literal.
+/// Go's `Regexp.Expand`: `$$` is `$`; `$name` or `${name}` (letters, digits and `_`) is
+/// the group numbered `name` when it is a number without leading zeros, else the first
+/// group of that name that matched; a malformed `$` stays literal.
 fn expand(re: &GoRegex, text: &str, groups: &Groups, template: &str, out: &mut String) {
     let mut rest = template;
     while let Some(dollar) = rest.find('$') {
@@ -531,35 +376,57 @@ fn expand(re: &GoRegex, text: &str, groups: &Groups, template: &str, out: &mut S
             rest = after;
             continue;
         }
-        let is_name = |c: char| c.is_ascii_alphanumeric() || c == '_';
-        let (name, remaining) = if let Some(braced) = rest.strip_prefix('{') {
-            match braced.find('}') {
-                Some(close) if close > 0 && braced[..close].chars().all(is_name) => {
-                    (&braced[..close], &braced[close + 1..])
-                }
-                _ => {
-                    out.push('$');
-                    continue;
-                }
-            }
-        } else {
-            let len = rest.find(|c: char| !is_name(c)).unwrap_or(rest.len());
-            if len == 0 {
-                out.push('$');
-                continue;
-            }
-            (&rest[..len], &rest[len..])
+        let Some((name, remaining)) = template_name(rest) else {
+            out.push('$');
+            continue;
         };
         rest = remaining;
-        let index = match name.parse::<usize>() {
-            Ok(index) => Some(index),
-            Err(_) => re.group_named(name),
+        let matched = |i: usize| groups.get(i).copied().flatten();
+        let span = match group_number(name) {
+            Some(number) => matched(number),
+            None => re.groups_named(name).find_map(matched),
         };
-        if let Some(Some((start, end))) = index.and_then(|i| groups.get(i)) {
-            out.push_str(&text[*start..*end]);
+        if let Some((start, end)) = span {
+            out.push_str(&text[start..end]);
         }
     }
     out.push_str(rest);
+}
+
+/// The name after a `$` in a replacement template and the rest, as Go's `extract` reads
+/// it: a run of Unicode letters, decimal digits and `_`, braced or not.
+fn template_name(s: &str) -> Option<(&str, &str)> {
+    let (braced, s) = match s.strip_prefix('{') {
+        Some(rest) => (true, rest),
+        None => (false, s),
+    };
+    let len = s
+        .char_indices()
+        .find(|&(_, c)| !(c == '_' || syntax::is_letter_or_digit(c)))
+        .map_or(s.len(), |(i, _)| i);
+    if len == 0 {
+        return None;
+    }
+    let (name, rest) = s.split_at(len);
+    if braced {
+        return Some((name, rest.strip_prefix('}')?));
+    }
+    Some((name, rest))
+}
+
+/// A template name read as a group number: decimal, no leading zero, below 10^8 or so.
+fn group_number(name: &str) -> Option<usize> {
+    if name.len() > 1 && name.starts_with('0') {
+        return None;
+    }
+    let mut number: usize = 0;
+    for b in name.bytes() {
+        if !b.is_ascii_digit() || number >= 100_000_000 {
+            return None;
+        }
+        number = number * 10 + usize::from(b - b'0');
+    }
+    Some(number)
 }
 
 /// Go's `Regexp.Split`.
@@ -777,14 +644,21 @@ mod tests {
         assert_eq!(show("mustRegexMatch", &[s("(?:a*)*"), s("aa")]), "true");
         assert_eq!(show("regexFind", &[s("\\Q1.5\\E+"), s("x1.55")]), "1.55");
         assert_eq!(show("regexFind", &[s("\\p{Greek}+"), s("aαβ")]), "αβ");
+        // A Perl class before `-` in a bracket starts no range (stable/redis-ha's guard).
+        assert_eq!(
+            show("regexMatch", &[s("^[\\w-\\.]+$"), s("mymaster")]),
+            "true"
+        );
+        assert_eq!(show("regexMatch", &[s("^[a\\w-\\.]+$"), s("x.y")]), "true");
     }
 
     /// Both engines of a pattern find the same matches and groups: for the patterns of the
     /// parity charts and Go's documentation, on short texts and on one long enough to be
-    /// searched with `regex`. Patterns with flags or Unicode classes get no lite form.
+    /// searched with `regex`. Flags and Unicode classes are resolved before either engine
+    /// sees the pattern, so every pattern has both forms.
     #[test]
     fn the_two_engines_agree() {
-        use super::{GoRegex, LITE_TEXT_BYTES, translate};
+        use super::{GoRegex, LITE_TEXT_BYTES};
         let patterns = [
             "(-?[^a-z\\d\\-])+-?",
             "\\W",
@@ -798,6 +672,11 @@ mod tests {
             "[[:alpha:]]+\\s*",
             ".+é",
             "(a|ab)(c|bcd)(d*)",
+            "(?i)k",
+            "(?s)a.b",
+            "\\pL+",
+            "\\p{Greek}",
+            "[\\w-\\.]+",
         ];
         let texts = [
             "",
@@ -839,7 +718,7 @@ mod tests {
             all
         };
         for pattern in patterns {
-            let re = GoRegex::new(pattern, translate(pattern).unwrap()).unwrap();
+            let re = GoRegex::new(pattern).unwrap();
             assert!(re.lite.is_some(), "{pattern} has a lite form");
             for text in texts.iter().copied().chain([long.as_str()]) {
                 assert_eq!(
@@ -848,10 +727,6 @@ mod tests {
                     "{pattern} on {text:.40?}"
                 );
             }
-        }
-        for pattern in ["(?i)k", "(?s)a.b", "\\pL+", "\\p{Greek}"] {
-            let re = GoRegex::new(pattern, translate(pattern).unwrap()).unwrap();
-            assert!(re.lite.is_none(), "{pattern} has no lite form");
         }
         // Go folds case by Unicode's simple folding: the Kelvin sign matches `k`.
         assert_eq!(show("regexMatch", &[s("(?i)k"), s("\u{212A}")]), "true");
