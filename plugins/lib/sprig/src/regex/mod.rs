@@ -155,9 +155,12 @@ pub struct GoRegex {
 /// Match positions of a pattern's groups (index 0: the whole match).
 type Groups = Vec<Option<(usize, usize)>>;
 
-/// How deep the emitted form may nest: Go allows a tree 1000 high, and the emitted form
-/// adds a group for each repetition and alternation.
+/// How deep the emitted form may nest in `regex`: Go allows a tree 1000 high, and the
+/// emitted form adds a group for each repetition and alternation.
 const NEST_LIMIT: u32 = 2100;
+/// How deep it may nest in `regex-lite`, whose parser recurses (a component's stack is
+/// small); deeper patterns are matched with `regex`, whose parser does not.
+const LITE_NEST_LIMIT: u32 = 250;
 /// The compiled size `regex` may reach: Go's own limit counts instructions, not bytes,
 /// and admits patterns such as `\pL{500}` past `regex`'s default of 10 MiB.
 const SIZE_LIMIT: usize = 256 << 20;
@@ -169,7 +172,7 @@ impl GoRegex {
         let lite_pattern = syntax::emit(&parsed.tree, syntax::Dialect::Lite);
         let translated = syntax::emit(&parsed.tree, syntax::Dialect::Full);
         let lite = regex_lite::RegexBuilder::new(&lite_pattern)
-            .nest_limit(NEST_LIMIT)
+            .nest_limit(LITE_NEST_LIMIT)
             .build()
             .ok();
         let full = OnceCell::new();

@@ -78,6 +78,28 @@ struct Flags {
     non_greedy: bool,
 }
 
+/// The height of a node's tree and its compiled size as Go estimates them (`calcSize`),
+/// kept beside each node as it is made, so a tree too deep or too large is refused before
+/// anything walks it.
+#[derive(Debug, Clone, Copy)]
+struct Measure {
+    height: usize,
+    size: u64,
+    /// Go's tree holds this node as one literal string (a run of literal characters).
+    literal: bool,
+}
+
+const LEAF: Measure = Measure {
+    height: 1,
+    size: 1,
+    literal: false,
+};
+const LITERAL: Measure = Measure {
+    height: 1,
+    size: 1,
+    literal: true,
+};
+
 /// An open group on the parse stack.
 struct Frame {
     /// The flags to restore at its `)`.
@@ -85,9 +107,9 @@ struct Frame {
     /// `Some(index)` for a capturing group.
     capture: Option<usize>,
     /// Alternatives finished so far (before a `|`).
-    alternatives: Vec<Node>,
+    alternatives: Vec<(Node, Measure)>,
     /// The concatenation being read.
-    concat: Vec<Node>,
+    concat: Vec<(Node, Measure)>,
 }
 
 impl Frame {
@@ -101,21 +123,65 @@ impl Frame {
     }
 
     /// The group's expression once its `)` (or the end) is reached.
-    fn finish(mut self) -> Node {
+    fn finish(mut self) -> (Node, Measure) {
         let last = concat_of(std::mem::take(&mut self.concat));
         if self.alternatives.is_empty() {
             return last;
         }
         self.alternatives.push(last);
-        Node::Alternate(self.alternatives)
+        let count = self.alternatives.len() as u64;
+        let measure = combine(&self.alternatives, count - 1, |node| {
+            matches!(node, Node::Alternate(_))
+        });
+        let nodes = self
+            .alternatives
+            .into_iter()
+            .map(|(node, _)| node)
+            .collect();
+        (Node::Alternate(nodes), measure)
     }
 }
 
-fn concat_of(mut nodes: Vec<Node>) -> Node {
+/// The measure of a node made of `parts`, adding `extra` to their sizes. Go's tree folds
+/// a part of the same kind (`flattened`) into its parent, so such a part adds no level.
+fn combine(parts: &[(Node, Measure)], extra: u64, flattened: impl Fn(&Node) -> bool) -> Measure {
+    let height = parts
+        .iter()
+        .map(|(node, m)| {
+            if flattened(node) {
+                m.height - 1
+            } else {
+                m.height
+            }
+        })
+        .max()
+        .unwrap_or(0);
+    Measure {
+        height: 1 + height,
+        size: (parts.iter().map(|(_, m)| m.size).sum::<u64>() + extra).max(1),
+        literal: false,
+    }
+}
+
+fn concat_of(mut nodes: Vec<(Node, Measure)>) -> (Node, Measure) {
     match nodes.len() {
-        0 => Node::Empty,
-        1 => nodes.pop().unwrap_or(Node::Empty),
-        _ => Node::Concat(nodes),
+        0 => (Node::Empty, LEAF),
+        1 => nodes.pop().unwrap_or((Node::Empty, LEAF)),
+        _ => {
+            let mut measure = combine(&nodes, 0, |node| matches!(node, Node::Concat(_)));
+            // Go joins a run of literal characters into one literal string.
+            if nodes.iter().all(|(_, m)| m.literal) {
+                measure = Measure {
+                    height: 1,
+                    literal: true,
+                    ..measure
+                };
+            }
+            (
+                Node::Concat(nodes.into_iter().map(|(node, _)| node).collect()),
+                measure,
+            )
+        }
     }
 }
 
@@ -152,6 +218,10 @@ pub fn parse(pattern: &str) -> Result<Parsed, String> {
                 let frame = p.top();
                 let concat = concat_of(std::mem::take(&mut frame.concat));
                 frame.alternatives.push(concat);
+                if let Some((_, measure)) = frame.alternatives.last() {
+                    let measure = *measure;
+                    p.check_limits(measure)?;
+                }
                 t = &t[1..];
             }
             ')' => {
@@ -226,13 +296,8 @@ pub fn parse(pattern: &str) -> Result<Parsed, String> {
     if p.stack.len() != 1 {
         return Err(error("missing closing )", pattern));
     }
-    let tree = p.stack.pop().map_or(Node::Empty, Frame::finish);
-    if height(&tree) > MAX_HEIGHT {
-        return Err(error("expression nests too deeply", pattern));
-    }
-    if size(&tree) > MAX_SIZE {
-        return Err(error("expression too large", pattern));
-    }
+    let (tree, measure) = p.stack.pop().map_or((Node::Empty, LEAF), Frame::finish);
+    p.check_limits(measure)?;
     Ok(Parsed {
         tree,
         group_names: p.group_names,
@@ -287,7 +352,18 @@ impl<'p> Parser<'p> {
     }
 
     fn push(&mut self, node: Node) {
-        self.top().concat.push(node);
+        self.top().concat.push((node, LEAF));
+    }
+
+    /// Go's limits on a node just made: its height, and its compiled size.
+    fn check_limits(&self, measure: Measure) -> Result<(), String> {
+        if measure.height > MAX_HEIGHT {
+            return Err(error("expression nests too deeply", self.whole));
+        }
+        if measure.size > MAX_SIZE {
+            return Err(error("expression too large", self.whole));
+        }
+        Ok(())
     }
 
     /// A literal code point, folded to its case orbit under `(?i)`.
@@ -298,7 +374,7 @@ impl<'p> Parser<'p> {
         } else {
             Node::Class(ranges)
         };
-        self.push(node);
+        self.top().concat.push((node, LITERAL));
     }
 
     /// The last expression read, repeated; `before` starts at the operator and `after`
@@ -324,8 +400,7 @@ impl<'p> Parser<'p> {
             ));
         }
         let operator = &before[..before.len() - after.len()];
-        let frame = self.top();
-        let Some(sub) = frame.concat.pop() else {
+        let Some((sub, sub_measure)) = self.top().concat.pop() else {
             return Err(error("missing argument to repetition operator", operator));
         };
         let node = Node::Repeat {
@@ -334,16 +409,26 @@ impl<'p> Parser<'p> {
             max,
             greedy,
         };
-        // Go checks the size as each node is made, so a repetition too large to compile
+        let sub_size = sub_measure.size;
+        let size = match (min, max) {
+            (0, None) => 2 + sub_size,
+            (min, None) => 1 + u64::from(min) * sub_size,
+            (0, Some(1)) => 1 + sub_size,
+            (min, Some(max)) => u64::from(max) * sub_size + u64::from(max - min),
+        };
+        let measure = Measure {
+            height: sub_measure.height + 1,
+            size: size.max(1),
+            literal: false,
+        };
+        // Go checks the limits as each node is made, so a repetition too large to compile
         // is refused as such before its count is judged.
-        if size(&node) > MAX_SIZE {
-            return Err(error("expression too large", self.whole));
-        }
+        self.check_limits(measure)?;
         let counted = operator.starts_with('{');
         if counted && (min >= 2 || max.is_some_and(|m| m >= 2)) && !repeat_is_valid(&node, 1000) {
             return Err(error("invalid repeat count", operator));
         }
-        frame.concat.push(node);
+        self.top().concat.push((node, measure));
         Ok(after)
     }
 
@@ -356,12 +441,20 @@ impl<'p> Parser<'p> {
         };
         self.flags = frame.saved;
         let capture = frame.capture;
-        let node = frame.finish();
-        let node = match capture {
-            Some(_) => Node::Capture(Box::new(node)),
-            None => node,
+        let (node, measure) = frame.finish();
+        let made = match capture {
+            Some(_) => (
+                Node::Capture(Box::new(node)),
+                Measure {
+                    height: measure.height + 1,
+                    size: measure.size + 2,
+                    literal: false,
+                },
+            ),
+            None => (node, measure),
         };
-        self.push(node);
+        self.check_limits(made.1)?;
+        self.top().concat.push(made);
         Ok(())
     }
 
@@ -878,31 +971,6 @@ fn children(node: &Node) -> &[Node] {
     }
 }
 
-/// The height of the tree as Go counts it.
-fn height(node: &Node) -> usize {
-    1 + children(node).iter().map(height).max().unwrap_or(0)
-}
-
-/// The compiled size as Go estimates it (`calcSize`).
-fn size(node: &Node) -> u64 {
-    let size = match node {
-        Node::Capture(sub) => 2 + size(sub),
-        Node::Repeat { sub, min, max, .. } => {
-            let sub = size(sub);
-            match (min, max) {
-                (0, None) => 2 + sub,
-                (min, None) => 1 + u64::from(*min) * sub,
-                (0, Some(1)) => 1 + sub,
-                (min, Some(max)) => u64::from(*max) * sub + u64::from(max - min),
-            }
-        }
-        Node::Concat(subs) => subs.iter().map(size).sum(),
-        Node::Alternate(subs) => subs.iter().map(size).sum::<u64>() + subs.len() as u64 - 1,
-        _ => 1,
-    };
-    size.max(1)
-}
-
 /// Which engine a pattern is written for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Dialect {
@@ -1083,5 +1151,25 @@ mod tests {
             "error parsing regexp: invalid character class range: `\\p{Old_Italic}`"
         );
         assert!(parse("\\p{greek}\\p{Letter}\\p{lc}\\pN").is_ok());
+    }
+
+    /// Go's answers (tests/cluster/regex-oracle) on deep patterns: 1001 nested groups are
+    /// refused, 999 are not; non-capturing groups and nested alternatives fold away.
+    #[test]
+    fn nesting_is_measured_as_go_measures_it() {
+        let nested = |open: &str, inner: &str, n: usize| {
+            format!("{}{inner}{}", open.repeat(n), ")".repeat(n))
+        };
+        let deep = nested("(", "a", 1001);
+        assert_eq!(
+            parse(&deep).unwrap_err(),
+            error("expression nests too deeply", &deep)
+        );
+        assert!(parse(&nested("(", "a", 999)).is_ok());
+        assert!(parse(&nested("(", "ab", 999)).is_ok());
+        assert!(parse(&nested("(?:", "a", 5000)).is_ok());
+        assert!(parse(&nested("(?:a|", "b", 1200)).is_ok());
+        // Far past the limit, the parser refuses without walking the tree.
+        assert!(parse(&nested("(", "a", 200_000)).is_err());
     }
 }
