@@ -5,7 +5,7 @@
 //! ```text
 //! cargo run --release -p capstan-helm --example render -- CHART_DIR [VALUES.yaml] \
 //!     [--iterations N] [--max-seconds S] [--name rel] [--namespace ns] [--kube-version v1.36.0]
-//!     [--phases] [--print]
+//!     [--phases] [--print] [--output FILE]
 //! ```
 //!
 //! `--max-seconds` stops early (after at least one render) once that much time has been
@@ -17,7 +17,8 @@
 //! size of the rendered output). With `--phases`, also the median time of each step (load,
 //! values file, dependencies, coalesce, schema validation, render values, templates,
 //! assemble+text). With `--print`, writes the last render to stdout instead (for checking
-//! output).
+//! output); with `--output FILE`, writes it to FILE as well as timing (`scripts/bench-render`
+//! compares it with Helm's before it counts the times).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -47,6 +48,7 @@ struct Args {
     kube_version: String,
     phases: bool,
     print: bool,
+    output: Option<PathBuf>,
 }
 
 /// Parse the command line (no external parser: this is a small tool).
@@ -61,6 +63,7 @@ fn parse_args() -> Result<Args, String> {
         kube_version: "v1.36.0".into(),
         phases: false,
         print: false,
+        output: None,
     };
     let mut positional = Vec::new();
     let mut it = std::env::args().skip(1);
@@ -84,6 +87,7 @@ fn parse_args() -> Result<Args, String> {
             "--kube-version" => args.kube_version = value(&arg)?,
             "--phases" => args.phases = true,
             "--print" => args.print = true,
+            "--output" => args.output = Some(PathBuf::from(value(&arg)?)),
             flag if flag.starts_with('-') => return Err(format!("unknown flag {flag}")),
             _ => positional.push(PathBuf::from(arg)),
         }
@@ -208,6 +212,9 @@ fn run(args: Args) -> Result<(), String> {
     if args.print {
         print!("{last}");
         return Ok(());
+    }
+    if let Some(path) = &args.output {
+        std::fs::write(path, &last).map_err(|e| format!("writing {}: {e}", path.display()))?;
     }
     let mean = totals.iter().sum::<Duration>() / totals.len() as u32;
     let min = totals.iter().min().copied().unwrap_or_default();
