@@ -241,14 +241,24 @@ pub fn validate_against_single_schema(values: &Value, schema: &[u8]) -> Result<(
     if crate::schema_subset::certainly_valid(&schema, &instance) {
         return Ok(());
     }
+    validate_compiled(&schema, &instance)
+}
+
+/// The problems of `instance` against `schema` as the compiled validator finds and words
+/// them: what [`validate_against_single_schema`] reports when the subset walk is unsure,
+/// and the reference that walk must agree with.
+pub(crate) fn validate_compiled(
+    schema: &serde_json::Value,
+    instance: &serde_json::Value,
+) -> Result<(), String> {
     let validator = jsonschema::options()
         .with_retriever(HelmRetriever)
         .with_base_uri("file:///values.schema.json")
-        .build(&schema)
+        .build(schema)
         .map_err(|e| format!("{e}\n"))?;
     // (instance path, missing required properties or a message), in the validator's order.
     let mut problems: Vec<(String, Problem)> = Vec::new();
-    for error in validator.iter_errors(&instance) {
+    for error in validator.iter_errors(instance) {
         let path = error.instance_path().to_string();
         if let jsonschema::error::ValidationErrorKind::Required { property } = error.kind() {
             let name = property

@@ -224,6 +224,7 @@ fn has_type(instance: &Json, name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use capstan_gotmpl::value::Value;
     use serde_json::json;
 
     /// The full validator's verdict, as `crate::schema` builds it (schema checked against
@@ -316,5 +317,436 @@ mod tests {
         ] {
             check(schema, values.clone(), false);
         }
+    }
+
+    /// xorshift64*: the generated schemas' and values' source (no dependency, the same
+    /// cases on every run).
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+        }
+
+        fn below(&mut self, n: usize) -> usize {
+            (self.next() % n as u64) as usize
+        }
+
+        /// True `percent` times in a hundred.
+        fn chance(&mut self, percent: usize) -> bool {
+            self.below(100) < percent
+        }
+
+        fn pick<T: Clone>(&mut self, items: &[T]) -> T {
+            items[self.below(items.len())].clone()
+        }
+    }
+
+    /// Property names: plain, JSON-pointer characters, keyword names, beyond ASCII.
+    const NAMES: &[&str] = &[
+        "replicas",
+        "image",
+        "tag",
+        "mode",
+        "ports",
+        "enabled",
+        "a",
+        "b",
+        "",
+        "with space",
+        "a/b",
+        "~0",
+        "type",
+        "$ref",
+        "properties",
+        "caf\u{e9}",
+    ];
+
+    const TYPES: [&str; 7] = [
+        "null", "boolean", "object", "array", "number", "integer", "string",
+    ];
+
+    /// A JSON leaf: the numbers include integral and fractional floats, large ones and
+    /// integers an `enum` may hold beside an equal float.
+    fn json_leaf(rng: &mut Rng) -> Json {
+        match rng.below(10) {
+            0 => Json::Null,
+            1 => json!(rng.chance(50)),
+            2 => json!(rng.below(5) as i64 - 1),
+            3 => json!(rng.pick(&[1.0, 2.5, -0.5, 1e16, 3.0])),
+            4 => json!(rng.pick(&[i64::MAX, i64::MIN, 9_007_199_254_740_993])),
+            _ => json!(rng.pick(&["a", "b", "", "x y", "1", "true", "caf\u{e9}"])),
+        }
+    }
+
+    fn json_any(rng: &mut Rng, depth: usize) -> Json {
+        match rng.below(10) {
+            0 if depth < 2 => Json::Array(
+                (0..rng.below(3))
+                    .map(|_| json_any(rng, depth + 1))
+                    .collect(),
+            ),
+            1 if depth < 2 => Json::Object(
+                (0..rng.below(3))
+                    .map(|_| (rng.pick(NAMES).to_owned(), json_any(rng, depth + 1)))
+                    .collect(),
+            ),
+            _ => json_leaf(rng),
+        }
+    }
+
+    /// The generated schemas' keywords: the subset's, annotations, names no draft defines,
+    /// and (when `outside`) others, each now and then written as no meta-schema allows.
+    fn schema(rng: &mut Rng, depth: usize, outside: bool) -> Json {
+        let mut keywords = serde_json::Map::new();
+        let mut declared: Vec<String> = Vec::new();
+        for _ in 0..rng.below(5) {
+            let malformed = rng.chance(4);
+            match rng.below(if outside { 16 } else { 13 }) {
+                0 | 1 => {
+                    let value = if malformed {
+                        rng.pick(&[
+                            json!("strin"),
+                            json!([]),
+                            json!(["string", "string"]),
+                            json!(5),
+                            json!("any"),
+                        ])
+                    } else if rng.chance(60) {
+                        json!(rng.pick(&TYPES))
+                    } else {
+                        let mut names: Vec<&str> = Vec::new();
+                        for _ in 0..1 + rng.below(3) {
+                            let name = rng.pick(&TYPES);
+                            if !names.contains(&name) {
+                                names.push(name);
+                            }
+                        }
+                        json!(names)
+                    };
+                    keywords.insert("type".into(), value);
+                }
+                2 | 3 if depth < 3 => {
+                    let mut properties = serde_json::Map::new();
+                    for _ in 0..rng.below(4) {
+                        let name = rng.pick(NAMES).to_owned();
+                        let subschema = if malformed {
+                            rng.pick(&[json!(true), json!(false), json!(5), json!(null)])
+                        } else {
+                            {
+                                let outside = outside && rng.chance(30);
+                                schema(rng, depth + 1, outside)
+                            }
+                        };
+                        declared.push(name.clone());
+                        properties.insert(name, subschema);
+                    }
+                    keywords.insert("properties".into(), Json::Object(properties));
+                }
+                4 if depth < 3 => {
+                    let items = if malformed {
+                        rng.pick(&[json!([{"type": "string"}]), json!(true), json!("string")])
+                    } else {
+                        {
+                            let outside = outside && rng.chance(30);
+                            schema(rng, depth + 1, outside)
+                        }
+                    };
+                    keywords.insert("items".into(), items);
+                }
+                5 => {
+                    let value = if malformed {
+                        rng.pick(&[json!([]), json!(["a", "a"]), json!([1]), json!("a")])
+                    } else {
+                        let mut names: Vec<String> = Vec::new();
+                        for _ in 0..1 + rng.below(3) {
+                            let name = if !declared.is_empty() && rng.chance(70) {
+                                rng.pick(&declared)
+                            } else {
+                                rng.pick(NAMES).to_owned()
+                            };
+                            if !names.contains(&name) {
+                                names.push(name);
+                            }
+                        }
+                        json!(names)
+                    };
+                    keywords.insert("required".into(), value);
+                }
+                6 => {
+                    let value = if malformed {
+                        rng.pick(&[
+                            json!([]),
+                            json!(["a", "a"]),
+                            json!([1, 1.0]),
+                            json!("a"),
+                            json!([[1], [1.0]]),
+                        ])
+                    } else {
+                        let mut options: Vec<Json> = Vec::new();
+                        for _ in 0..1 + rng.below(4) {
+                            let option = if rng.chance(15) {
+                                json_any(rng, 1)
+                            } else {
+                                json_leaf(rng)
+                            };
+                            if !options.contains(&option) {
+                                options.push(option);
+                            }
+                        }
+                        Json::Array(options)
+                    };
+                    keywords.insert("enum".into(), value);
+                }
+                7 if depth < 3 => {
+                    let value = if rng.chance(50) || malformed {
+                        json!(rng.chance(50))
+                    } else {
+                        {
+                            let outside = outside && rng.chance(30);
+                            schema(rng, depth + 1, outside)
+                        }
+                    };
+                    keywords.insert("additionalProperties".into(), value);
+                }
+                8 => {
+                    let name = rng.pick(&["description", "title", "$comment"]);
+                    let value = if malformed { json!(5) } else { json!("words") };
+                    keywords.insert(name.into(), value);
+                }
+                9 => {
+                    let name = rng.pick(&["readOnly", "writeOnly", "deprecated"]);
+                    let value = if malformed {
+                        json!("yes")
+                    } else {
+                        json!(rng.chance(50))
+                    };
+                    keywords.insert(name.into(), value);
+                }
+                10 => {
+                    let value = if malformed {
+                        json!({"a": 1})
+                    } else {
+                        Json::Array(vec![json_any(rng, 1)])
+                    };
+                    keywords.insert("examples".into(), value);
+                    keywords.insert("default".into(), json_any(rng, 0));
+                }
+                11 => {
+                    // Names no draft defines, whose values validators ignore (a schema-like
+                    // object among them).
+                    let name = rng.pick(&[
+                        "form",
+                        "sliderMax",
+                        "x-kubernetes-preserve-unknown-fields",
+                        "nullable",
+                        "$id-like",
+                    ]);
+                    let value = match rng.below(4) {
+                        0 => json!({"$id": "not a uri at all", "type": 5}),
+                        1 => json!({"$ref": "#/nowhere", "$anchor": "bad anchor!"}),
+                        _ => json_any(rng, 0),
+                    };
+                    keywords.insert(name.into(), value);
+                }
+                12 if depth == 0 => {
+                    let draft = if malformed {
+                        rng.pick(&[json!("https://example.com/my-draft"), json!(5)])
+                    } else {
+                        json!(rng.pick(KNOWN_DRAFTS))
+                    };
+                    keywords.insert("$schema".into(), draft);
+                }
+                13..=15 => {
+                    // Keywords the walk leaves to the validator.
+                    let (name, value) = rng.pick(&[
+                        ("minimum", json!(0)),
+                        ("maxLength", json!(3)),
+                        ("minLength", json!("abc")),
+                        ("pattern", json!("^a")),
+                        ("pattern", json!("(")),
+                        ("const", json!("a")),
+                        ("format", json!("email")),
+                        ("uniqueItems", json!(true)),
+                        ("minItems", json!(1)),
+                        ("$ref", json!("#/definitions/n")),
+                        ("$ref", json!("urn:example:helm:x")),
+                        ("$ref", json!("https://example.com/s.json")),
+                        ("oneOf", json!([{"type": "string"}, {"type": "null"}])),
+                        ("anyOf", json!([{"type": "integer"}, {"enum": ["a"]}])),
+                        ("not", json!({"type": "null"})),
+                        ("patternProperties", json!({"^a": {"type": "string"}})),
+                        ("$id", json!("http://example.com/root.json")),
+                        ("if", json!({"type": "string"})),
+                    ]);
+                    keywords.insert(name.into(), value);
+                    if name == "$ref" {
+                        keywords.insert("definitions".into(), json!({"n": {"type": "string"}}));
+                    }
+                }
+                _ => {}
+            }
+        }
+        Json::Object(keywords)
+    }
+
+    /// A value for `schema`: mostly one that meets it, the rest mutated or anything, as a
+    /// template value (what the caller validates: integral floats become integers on the
+    /// way to JSON).
+    fn value_for(rng: &mut Rng, schema: &Json, depth: usize) -> Value {
+        if rng.chance(15) || depth > 4 {
+            return any_value(rng, depth);
+        }
+        if let Some(options) = schema.get("enum").and_then(Json::as_array)
+            && !options.is_empty()
+            && rng.chance(85)
+        {
+            return to_value(&rng.pick(options));
+        }
+        let kind = match schema.get("type") {
+            Some(Json::String(name)) => name.clone(),
+            Some(Json::Array(names)) if !names.is_empty() => {
+                rng.pick(names).as_str().unwrap_or("null").to_owned()
+            }
+            _ => rng.pick(&TYPES).to_owned(),
+        };
+        match kind.as_str() {
+            "null" => Value::Nil,
+            "boolean" => Value::Bool(rng.chance(50)),
+            "integer" => rng.pick(&[
+                Value::Int64(3),
+                Value::Float(2.0),
+                Value::Int(0),
+                Value::Int64(-7),
+            ]),
+            "number" => rng.pick(&[
+                Value::Float(2.5),
+                Value::Float(1e16),
+                Value::Int64(4),
+                Value::Float(f64::NAN),
+            ]),
+            "string" => Value::from(rng.pick(&["a", "b", "", "caf\u{e9}"])),
+            "array" => {
+                let items = schema.get("items").cloned().unwrap_or(json!({}));
+                Value::from(
+                    (0..rng.below(3))
+                        .map(|_| value_for(rng, &items, depth + 1))
+                        .collect::<Vec<_>>(),
+                )
+            }
+            _ => {
+                let mut members = capstan_gotmpl::value::Map::new();
+                let properties = schema.get("properties").and_then(Json::as_object);
+                for (name, subschema) in properties.into_iter().flatten() {
+                    if rng.chance(70) {
+                        members.insert(name.clone(), value_for(rng, subschema, depth + 1));
+                    }
+                }
+                let required = schema.get("required").and_then(Json::as_array);
+                for name in required.into_iter().flatten().filter_map(Json::as_str) {
+                    if !members.contains_key(name) && rng.chance(90) {
+                        members.insert(name.to_owned(), any_value(rng, depth + 1));
+                    }
+                }
+                if rng.chance(30) {
+                    let extra = schema
+                        .get("additionalProperties")
+                        .cloned()
+                        .unwrap_or(json!({}));
+                    let extra = if extra.is_object() { extra } else { json!({}) };
+                    members.insert(
+                        rng.pick(NAMES).to_owned(),
+                        value_for(rng, &extra, depth + 1),
+                    );
+                }
+                Value::from(members)
+            }
+        }
+    }
+
+    fn any_value(rng: &mut Rng, depth: usize) -> Value {
+        match rng.below(9) {
+            0 => Value::Nil,
+            1 => Value::Bool(rng.chance(50)),
+            2 => Value::Int64(rng.below(4) as i64),
+            3 => rng.pick(&[Value::Float(1.0), Value::Float(0.5), Value::Float(1e16)]),
+            4 => Value::Int(1),
+            5 if depth < 3 => Value::from(
+                (0..rng.below(3))
+                    .map(|_| any_value(rng, depth + 1))
+                    .collect::<Vec<_>>(),
+            ),
+            6 if depth < 3 => Value::from(
+                (0..rng.below(3))
+                    .map(|_| (rng.pick(NAMES).to_owned(), any_value(rng, depth + 1)))
+                    .collect::<capstan_gotmpl::value::Map>(),
+            ),
+            _ => Value::from(rng.pick(&["a", "x", ""])),
+        }
+    }
+
+    fn to_value(json: &Json) -> Value {
+        match json {
+            Json::Null => Value::Nil,
+            Json::Bool(b) => Value::Bool(*b),
+            Json::Number(n) => n
+                .as_i64()
+                .map_or_else(|| Value::Float(n.as_f64().unwrap_or(0.0)), Value::Int64),
+            Json::String(s) => Value::from(s.as_str()),
+            Json::Array(items) => Value::from(items.iter().map(to_value).collect::<Vec<_>>()),
+            Json::Object(members) => Value::from(
+                members
+                    .iter()
+                    .map(|(k, v)| (k.clone(), to_value(v)))
+                    .collect::<capstan_gotmpl::value::Map>(),
+            ),
+        }
+    }
+
+    /// Generated schemas (within the subset, with annotations and unknown names, some
+    /// malformed, some with keywords outside it) and generated values: what
+    /// `validate_against_single_schema` reports with the walk in front (nothing when the
+    /// walk is sure) is what the compiled validator alone reports, byte for byte.
+    #[test]
+    fn generated_schemas_and_values_get_the_full_validators_verdict() {
+        const CASES: usize = 8000;
+        let mut rng = Rng(0x5eed_0043_a11c_e5ed);
+        let (mut walked, mut accepted, mut refused, mut uncompiled) = (0, 0, 0, 0);
+        for index in 0..CASES {
+            let outside = rng.chance(25);
+            let schema = schema(&mut rng, 0, outside);
+            let text = serde_json::to_vec(&schema).unwrap();
+            for _ in 0..3 {
+                let values = value_for(&mut rng, &schema, 0);
+                let instance = crate::schema::value_to_json(&values);
+                let user_sees = crate::schema::validate_against_single_schema(&values, &text);
+                let reference = crate::schema::validate_compiled(&schema, &instance);
+                assert_eq!(
+                    user_sees,
+                    reference,
+                    "case {index}: schema {schema} / values {instance} (walk sure: {})",
+                    certainly_valid(&schema, &instance)
+                );
+                walked += usize::from(certainly_valid(&schema, &instance));
+                match &reference {
+                    Ok(()) => accepted += 1,
+                    Err(report) if report.starts_with("- at ") => refused += 1,
+                    Err(_) => uncompiled += 1,
+                }
+            }
+        }
+        eprintln!(
+            "{} generated schema/value pairs ({CASES} schemas): {walked} answered by the walk, {accepted} accepted, {refused} refused, {uncompiled} schemas refused by the validator",
+            CASES * 3
+        );
+        // The generator reaches every outcome.
+        let pairs = CASES * 3;
+        assert!(walked >= pairs / 2, "{walked}");
+        assert!(accepted > walked + pairs / 40, "{accepted} {walked}");
+        assert!(refused >= pairs / 20, "{refused}");
+        assert!(uncompiled >= pairs / 40, "{uncompiled}");
     }
 }
