@@ -84,8 +84,20 @@ enum Tape {
     Replay(RandomDraws),
 }
 
+/// Fills a buffer with random bytes.
+type Fill = Box<dyn FnMut(&mut [u8])>;
+
+/// A random source a test put in place of the operating system's ([`with_random_source`]),
+/// with the draws handed out so far.
+struct TestSource {
+    fill: Fill,
+    handed_out: Vec<Vec<u8>>,
+}
+
 std::thread_local! {
     static TAPE: std::cell::RefCell<Tape> = const { std::cell::RefCell::new(Tape::Live) };
+    static TEST_SOURCE: std::cell::RefCell<Option<TestSource>> =
+        const { std::cell::RefCell::new(None) };
 }
 
 /// Fill `buffer` with random bytes (the operating system's, or a replayed draw of them).
@@ -97,16 +109,67 @@ fn fill_random(buffer: &mut [u8]) {
                 && kept.len() == buffer.len()
             {
                 buffer.copy_from_slice(&kept);
+                note_handed_out(buffer);
                 return;
             }
             *tape = Tape::Live;
         }
-        // The OS source only fails on platforms without one; zeros are then the best left.
-        let _ = getrandom::fill(buffer);
-        if let Tape::Record(RandomDraws(draws)) = &mut *tape {
-            draws.push_back(buffer.to_vec());
+        let tested = TEST_SOURCE.with(|source| match &mut *source.borrow_mut() {
+            Some(source) => {
+                (source.fill)(buffer);
+                true
+            }
+            None => false,
+        });
+        if !tested {
+            // The OS source only fails on platforms without one; zeros are then the best
+            // left.
+            let _ = getrandom::fill(buffer);
+        }
+        match &mut *tape {
+            Tape::Record(RandomDraws(draws)) => draws.push_back(buffer.to_vec()),
+            Tape::Live | Tape::Replay(_) => note_handed_out(buffer),
         }
     });
+}
+
+/// Keep a draw handed out to the work (not recorded for a later replay) for the test
+/// source in place, if any.
+fn note_handed_out(buffer: &[u8]) {
+    TEST_SOURCE.with(|source| {
+        if let Some(source) = &mut *source.borrow_mut() {
+            source.handed_out.push(buffer.to_vec());
+        }
+    });
+}
+
+/// For tests: run `work` with random bytes from `fill` instead of the operating system,
+/// and return with its result every draw handed out to it, in order, except those drawn
+/// while [`record_random`] records (a render's run ahead, whose output is dropped: they
+/// are handed out when replayed). Two runs of a render that should give the same output
+/// for the same random bytes can then be compared exactly: the second replays what the
+/// first was handed.
+#[doc(hidden)]
+pub fn with_random_source<T>(
+    fill: impl FnMut(&mut [u8]) + 'static,
+    work: impl FnOnce() -> T,
+) -> (T, Vec<Vec<u8>>) {
+    let installed = TestSource {
+        fill: Box::new(fill),
+        handed_out: Vec::new(),
+    };
+    let before = TEST_SOURCE.with(|source| source.replace(Some(installed)));
+    let result = work();
+    let used = TEST_SOURCE.with(|source| source.replace(before));
+    (result, used.map(|used| used.handed_out).unwrap_or_default())
+}
+
+impl RandomDraws {
+    /// Draws to replay ([`replay_random`]), in order.
+    #[doc(hidden)]
+    pub fn from_draws(draws: Vec<Vec<u8>>) -> RandomDraws {
+        RandomDraws(draws.into())
+    }
 }
 
 /// Run `work`, keeping the random bytes Sprig's functions draw in it (random strings,
@@ -392,6 +455,38 @@ mod tests {
         assert_ne!(random_string(12, alphanumeric), text);
         let (_, nothing) = record_random(|| ());
         assert!(replay_random(nothing, || random_bytes(4)).len() == 4);
+    }
+
+    /// A test's source gives the bytes, and says which draws were handed out: not those
+    /// recorded (they are handed out when replayed), the replayed ones and the live ones.
+    #[test]
+    fn a_test_source_gives_the_bytes_and_lists_what_was_handed_out() {
+        use super::{RandomDraws, with_random_source};
+        let counting = || {
+            let mut next = 0u8;
+            move |buffer: &mut [u8]| {
+                for byte in buffer.iter_mut() {
+                    *byte = next;
+                    next = next.wrapping_add(1);
+                }
+            }
+        };
+        let ((recorded, replayed, live), handed_out) = with_random_source(counting(), || {
+            let (recorded, draws) = record_random(|| random_bytes(3));
+            let replayed = replay_random(draws, || random_bytes(3));
+            (recorded, replayed, random_bytes(2))
+        });
+        assert_eq!((recorded.clone(), replayed), (vec![0, 1, 2], vec![0, 1, 2]));
+        assert_eq!(live, [3, 4]);
+        assert_eq!(handed_out, [vec![0, 1, 2], vec![3, 4]]);
+        // Replaying what was handed out gives the same bytes again.
+        let (again, handed_again) = with_random_source(counting(), || {
+            replay_random(RandomDraws::from_draws(handed_out.clone()), || {
+                (random_bytes(3), random_bytes(2))
+            })
+        });
+        assert_eq!(again, (recorded, vec![3, 4]));
+        assert_eq!(handed_again, handed_out);
     }
 
     use crate::testing::*;

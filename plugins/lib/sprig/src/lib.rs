@@ -30,6 +30,8 @@ mod url;
 mod values;
 
 pub use certs::{RsaKeySource, RsaSignFn, generate_rsa_key_der};
+#[doc(hidden)]
+pub use crypto::with_random_source;
 pub use crypto::{
     BCRYPT_COST, BcryptFn, BcryptStartFn, PendingHash, RandomDraws, bcrypt_here, record_random,
     replay_random,

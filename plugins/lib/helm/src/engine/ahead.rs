@@ -179,6 +179,7 @@ fn stopping_functions(
 #[cfg(test)]
 mod tests {
     use std::cell::RefCell;
+    use std::collections::BTreeMap;
     use std::rc::Rc;
 
     use capstan_gotmpl::value::Value;
@@ -348,5 +349,276 @@ mod tests {
         assert!(text.contains("entry: k:ahead(other)\n"), "{text}");
         assert_eq!(hashes.started, ["other"]);
         assert_eq!(hashes.in_place, ["pw"]);
+    }
+
+    /// xorshift64*: the generated charts' and the random functions' source (no dependency,
+    /// the same charts and bytes on every run).
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+        }
+
+        fn below(&mut self, n: usize) -> usize {
+            (self.next() % n as u64) as usize
+        }
+
+        fn chance(&mut self, percent: usize) -> bool {
+            self.below(100) < percent
+        }
+
+        fn pick<T: Copy>(&mut self, items: &[T]) -> T {
+            items[self.below(items.len())]
+        }
+    }
+
+    /// A random source for [`capstan_sprig::with_random_source`] from `seed`.
+    fn seeded(seed: u64) -> impl FnMut(&mut [u8]) + 'static {
+        let mut rng = Rng(seed | 1);
+        move |buffer: &mut [u8]| {
+            for byte in buffer.iter_mut() {
+                *byte = rng.next() as u8;
+            }
+        }
+    }
+
+    /// A random function call of Sprig's, with a size.
+    fn random_call(rng: &mut Rng) -> String {
+        let n = rng.below(16);
+        match rng.below(6) {
+            0 => format!("randAlphaNum {}", n + 1),
+            1 => format!("randAlpha {}", n + 1),
+            2 => format!("randNumeric {}", n + 1),
+            3 => format!("randAscii {}", n + 1),
+            4 => format!("randBytes {}", n % 9),
+            _ => "uuidv4".to_owned(),
+        }
+    }
+
+    /// A generated chart: partials that draw random passwords (one hashing itself), and a
+    /// few templates (one of them in a subchart now and then) whose lines draw random
+    /// strings, hash random and fixed passwords with `htpasswd` and `bcrypt` (directly,
+    /// through `include`, `tpl` or a pipe), change the values later templates read, fail
+    /// on a value an earlier template set, call `lookup`, or redefine a partial.
+    fn generated_chart(rng: &mut Rng) -> Vec<(String, String)> {
+        let mut files = vec![(
+            "Chart.yaml".to_owned(),
+            "apiVersion: v2\nname: c\nversion: 1.0.0\n".to_owned(),
+        )];
+        if rng.chance(50) {
+            files.push(("values.yaml".to_owned(), "salt: base\n".to_owned()));
+        }
+        let helpers = format!(
+            "{{{{- define \"c.pw\" -}}}}{{{{ {} }}}}{{{{- end -}}}}\n{{{{- define \"c.salted\" -}}}}{{{{ printf \"%s-%s\" (.Values.salt | default \"first\") ({}) }}}}{{{{- end -}}}}\n{{{{- define \"c.hash\" -}}}}{{{{ htpasswd \"inner\" ({}) }}}}{{{{- end -}}}}\n",
+            random_call(rng),
+            random_call(rng),
+            random_call(rng),
+        );
+        files.push(("templates/_helpers.tpl".to_owned(), helpers));
+        let subchart = rng.chance(25);
+        if subchart {
+            files.push((
+                "charts/sub/Chart.yaml".to_owned(),
+                "apiVersion: v2\nname: sub\nversion: 0.1.0\n".to_owned(),
+            ));
+        }
+        let mut names: Vec<String> = Vec::new();
+        for _ in 0..1 + rng.below(5) {
+            let name = if subchart && rng.chance(30) {
+                format!("charts/sub/templates/{}.yaml", rng.pick(&["s", "t"]))
+            } else {
+                format!(
+                    "templates/{}.yaml",
+                    rng.pick(&["a", "b", "m", "x", "y", "z"])
+                )
+            };
+            if names.contains(&name) {
+                continue;
+            }
+            names.push(name.clone());
+            let mut text = String::new();
+            for k in 0..1 + rng.below(6) {
+                let line = match rng.below(24) {
+                    0..=2 => format!("k{k}: {{{{ {} }}}}", random_call(rng)),
+                    3..=4 => format!(
+                        "{{{{- $p{k} := include \"c.pw\" . }}}}\np{k}: {{{{ $p{k} }}}}\nk{k}: {{{{ htpasswd \"admin\" $p{k} }}}}"
+                    ),
+                    5 | 22 => format!("k{k}: {{{{ bcrypt (include \"c.salted\" .) }}}}"),
+                    6 => format!("k{k}: {{{{ htpasswd \"u\" \"fixed\" }}}}"),
+                    7 => format!("k{k}: {{{{ bcrypt \"fixed\" }}}}"),
+                    8 => format!("k{k}: {{{{ htpasswd \"bad:user\" \"pw\" }}}}"),
+                    9 | 23 => format!("{{{{- $_ := set .Values \"salt\" \"changed{k}\" }}}}"),
+                    10 => "{{- $_ := set .Values \"ready\" true }}".to_owned(),
+                    11 => format!(
+                        "{{{{- if .Values.ready }}}}k{k}: {{{{ htpasswd \"r\" ({}) }}}}{{{{ else }}}}k{k}: not ready{{{{ end }}}}",
+                        random_call(rng)
+                    ),
+                    12 => format!("k{k}: {{{{ include \"c.hash\" . }}}}"),
+                    13 => format!(
+                        "k{k}: {{{{ tpl \"{{{{ htpasswd \\\"t\\\" (.Values.salt | default \\\"s\\\") }}}}\" . }}}}"
+                    ),
+                    14 => format!("k{k}: {{{{ {} | htpasswd \"piped\" }}}}", random_call(rng)),
+                    15 => format!("k{k}: {{{{ encryptAES \"key\" \"text\" | len }}}}"),
+                    16 => format!(
+                        "k{k}: {{{{ lookup \"v1\" \"Secret\" \"ns\" \"name\" | toJson }}}}\nh{k}: {{{{ htpasswd \"l\" (randAlpha 4) }}}}"
+                    ),
+                    17 => format!(
+                        "k{k}: {{{{ .Values.counter | default 0 }}}}{{{{ $_ := set .Values \"counter\" (add1 (.Values.counter | default 0)) }}}}"
+                    ),
+                    18 if rng.chance(40) => "{{- $_ := set .Values \"boom\" true }}".to_owned(),
+                    19 => format!(
+                        "{{{{- if .Values.boom }}}}{{{{ fail \"boom\" }}}}{{{{ end }}}}k{k}: {{{{ bcrypt (randAlphaNum 8) }}}}"
+                    ),
+                    20 if rng.chance(30) => format!(
+                        "{{{{- define \"c.pw\" -}}}}{{{{ {} }}}}{{{{- end -}}}}",
+                        random_call(rng)
+                    ),
+                    _ => format!(
+                        "k{k}: {{{{ .Values.salt }}}}-{{{{ htpasswd \"s\" (.Values.salt | default \"none\") }}}}"
+                    ),
+                };
+                text.push_str(&line);
+                text.push('\n');
+            }
+            files.push((name, text));
+        }
+        files
+    }
+
+    /// What a render with a fake host saw.
+    #[derive(Default)]
+    struct Seen {
+        /// Hashes started ahead, and of those the ones the render finished.
+        started: usize,
+        finished: usize,
+        /// Hashes made in place.
+        in_place: usize,
+    }
+
+    /// Renders `files` with a fake host whose bcrypt hash is a function of the password and
+    /// cost (the same whether started ahead or made in place; real hashes carry a random
+    /// salt of the `bcrypt` crate's own, outside Sprig's random source, so two renders
+    /// could not be compared byte for byte with them), starting hashes ahead when `start`
+    /// (refusing after `start_limit`, as the host does past its limit per call).
+    fn render_generated(
+        files: &[(String, String)],
+        start: bool,
+        start_limit: usize,
+    ) -> (
+        Result<BTreeMap<String, String>, crate::engine::RenderError>,
+        Seen,
+    ) {
+        let chart = crate::load::load_files(
+            files
+                .iter()
+                .map(|(name, text)| File::new(name.as_str(), text.as_bytes().to_vec()))
+                .collect(),
+        )
+        .unwrap();
+        let seen = Rc::new(RefCell::new(Seen::default()));
+        let fake = |password: &str, cost: u32| format!("$fake${cost}${password}");
+        let in_place = Rc::clone(&seen);
+        let ahead = Rc::clone(&seen);
+        let lookup: crate::funcs::LookupFn = Rc::new(|_: &str, kind: &str, _: &str, name: &str| {
+            Ok(crate::test_support::map(&[(kind, Value::from(name))]))
+        });
+        let options = RenderOptions {
+            crypto: CryptoOffload {
+                bcrypt: Some(Rc::new(move |password: &str, cost: u32| {
+                    in_place.borrow_mut().in_place += 1;
+                    Ok(fake(password, cost))
+                })),
+                bcrypt_start: start.then(|| -> crate::funcs::BcryptStartFn {
+                    Rc::new(move |password: &str, cost: u32| {
+                        if ahead.borrow().started >= start_limit {
+                            return Err("too many hashes started".to_owned());
+                        }
+                        ahead.borrow_mut().started += 1;
+                        let hash = fake(password, cost);
+                        let finished = Rc::clone(&ahead);
+                        let pending: PendingHash = Box::new(move || {
+                            finished.borrow_mut().finished += 1;
+                            Ok(hash)
+                        });
+                        Ok(pending)
+                    })
+                }),
+                ..CryptoOffload::default()
+            },
+            lookup: Some(lookup),
+            ..RenderOptions::default()
+        };
+        let values = crate::values::coalesce_values(&chart, &Value::new_map()).unwrap();
+        let top = render_values(&chart, &values, &options);
+        let rendered = render(&chart, &top, &options);
+        drop(options);
+        let seen = std::mem::take(&mut *seen.borrow_mut());
+        (rendered, seen)
+    }
+
+    /// Generated charts render to the same output (or error) with hashes started ahead as
+    /// without, given the same random bytes: the render with the run ahead draws from a
+    /// seeded source (its runs ahead record their draws, its real runs replay them), and
+    /// the render without is handed exactly the draws the first render's templates were
+    /// handed, in order; it must ask for the same draws and print the same bytes. The fake
+    /// host's hash is a function of the password, so a started hash taken for another
+    /// password, or a random password that differs between the run ahead and the real
+    /// run where the output uses the started hash, shows in the output.
+    #[test]
+    fn generated_charts_render_alike_with_and_without_hashes_started_ahead() {
+        const CHARTS: usize = 3000;
+        let mut rng = Rng(0xa11e_ad0f_0043_b0a7);
+        let (mut foreseen, mut started, mut finished, mut failed) = (0, 0, 0, 0);
+        for index in 0..CHARTS {
+            let files = generated_chart(&mut rng);
+            let seed = rng.next();
+            let start_limit = rng.pick(&[usize::MAX, 4, 1, 0]);
+            let ((with_ahead, seen), handed_out) =
+                capstan_sprig::with_random_source(seeded(seed), || {
+                    render_generated(&files, true, start_limit)
+                });
+            let ((without, plain), handed_again) =
+                capstan_sprig::with_random_source(seeded(!seed), || {
+                    capstan_sprig::replay_random(
+                        capstan_sprig::RandomDraws::from_draws(handed_out.clone()),
+                        || render_generated(&files, false, 0),
+                    )
+                });
+            let show = || {
+                files
+                    .iter()
+                    .map(|(name, text)| format!("--- {name}\n{text}"))
+                    .collect::<String>()
+            };
+            assert_eq!(
+                with_ahead,
+                without,
+                "chart {index} (seed {seed:#x}) renders otherwise with hashes started ahead (left) than without (right):\n{}",
+                show()
+            );
+            assert_eq!(
+                handed_again,
+                handed_out,
+                "chart {index} (seed {seed:#x}): the render without hashes started ahead drew otherwise:\n{}",
+                show()
+            );
+            assert_eq!(plain.started, 0);
+            foreseen += usize::from(seen.started > 0 || start_limit == 0);
+            started += seen.started;
+            finished += seen.finished;
+            failed += usize::from(with_ahead.is_err());
+        }
+        eprintln!(
+            "{CHARTS} generated charts rendered alike with and without hashes started ahead: {foreseen} ran templates ahead, {started} hashes started, {finished} of them used, {failed} renders failed alike"
+        );
+        // The generator reaches every case: hashes used, hashes left unused, failures.
+        assert!(foreseen >= CHARTS / 2, "{foreseen}");
+        assert!(finished >= CHARTS / 4, "{finished}");
+        assert!(started >= finished + CHARTS / 20, "{started} {finished}");
+        assert!((CHARTS / 50..=CHARTS / 4).contains(&failed), "{failed}");
     }
 }
