@@ -542,4 +542,367 @@ mod tests {
             "Chart.yaml: chart name `../x` is not a valid folder name"
         );
     }
+
+    /// xorshift64*: the generated charts' source (no dependency, the same charts on every
+    /// run).
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+        }
+
+        fn below(&mut self, n: usize) -> usize {
+            (self.next() % n as u64) as usize
+        }
+
+        fn chance(&mut self, percent: usize) -> bool {
+            self.below(100) < percent
+        }
+
+        fn pick<T: Copy>(&mut self, items: &[T]) -> T {
+            items[self.below(items.len())]
+        }
+    }
+
+    /// `capstan template` passes a folder's files over this many bytes unread
+    /// (`READ_AHEAD_FILE_BYTES` in the host).
+    const READ_AHEAD_FILE_BYTES: usize = 64 << 10;
+
+    /// A size around the read-ahead limit, or small, or well beyond it.
+    fn size(rng: &mut Rng) -> usize {
+        match rng.below(4) {
+            0 => rng.pick(&[
+                READ_AHEAD_FILE_BYTES - 1,
+                READ_AHEAD_FILE_BYTES,
+                READ_AHEAD_FILE_BYTES + 1,
+                READ_AHEAD_FILE_BYTES + 3,
+            ]),
+            1 => rng.below(200),
+            2 => READ_AHEAD_FILE_BYTES - 64 + rng.below(128),
+            _ => rng.below(3 * READ_AHEAD_FILE_BYTES),
+        }
+    }
+
+    /// `n` bytes of text lines (a byte-order mark first now and then, a character beyond
+    /// ASCII cut in two at the end now and then), or of anything.
+    fn contents(rng: &mut Rng, n: usize) -> Vec<u8> {
+        let mut out = Vec::with_capacity(n + 16);
+        match rng.below(6) {
+            0 => out.extend((0..n).map(|_| rng.next() as u8)),
+            kind => {
+                if kind == 1 {
+                    out.extend_from_slice("\u{feff}".as_bytes());
+                }
+                let mut line = 0;
+                while out.len() < n {
+                    let text = match rng.below(4) {
+                        0 => format!("line {line}: caf\u{e9}\r\n"),
+                        _ => format!("line {line} {}\n", "x".repeat(rng.below(90))),
+                    };
+                    out.extend_from_slice(text.as_bytes());
+                    line += 1;
+                }
+                out.truncate(n);
+            }
+        }
+        out
+    }
+
+    /// `.Files` calls on `paths` (some of which the chart has not) as YAML lines: each
+    /// method of `.Files`, `Glob` patterns with `AsConfig`/`AsSecrets`, ranging, `len` of
+    /// all the files, and their `%v` text.
+    fn files_lines(rng: &mut Rng, paths: &[String]) -> String {
+        const GLOBS: &[&str] = &[
+            "files/*",
+            "**.txt",
+            "*.md",
+            "crds/*",
+            "ignored/**",
+            "{files,crds}/*",
+            "**",
+            "*.bak",
+        ];
+        let mut text = String::new();
+        for k in 0..1 + rng.below(8) {
+            let path = if rng.chance(10) {
+                "files/missing.txt".to_owned()
+            } else {
+                paths[rng.below(paths.len())].clone()
+            };
+            let glob = rng.pick(GLOBS);
+            let line = match rng.below(11) {
+                0 | 1 => format!("  get{k}: {{{{ .Files.Get {path:?} | sha256sum }}}}"),
+                2 => format!("  bytes{k}: {{{{ .Files.GetBytes {path:?} | len }}}}"),
+                3 => format!("  lines{k}: {{{{ .Files.Lines {path:?} | len }}}}"),
+                4 => format!("  first{k}: {{{{ .Files.Lines {path:?} | first | quote }}}}"),
+                5 => format!("  glob{k}: {{{{ .Files.Glob {glob:?} | len }}}}"),
+                6 => format!("  config{k}: {{{{ (.Files.Glob {glob:?}).AsConfig | sha256sum }}}}"),
+                7 => {
+                    format!("  secrets{k}: {{{{ (.Files.Glob {glob:?}).AsSecrets | sha256sum }}}}")
+                }
+                8 => format!(
+                    "  range{k}: \"{{{{ range $path, $_ := .Files.Glob {glob:?} }}}}{{{{ $path }}}},{{{{ end }}}}\""
+                ),
+                10 if rng.chance(25) => {
+                    format!("  printed{k}: {{{{ printf \"%v\" .Files | sha256sum }}}}")
+                }
+                _ => format!("  count{k}: {{{{ len .Files }}}}"),
+            };
+            text.push_str(&line);
+            text.push('\n');
+        }
+        text
+    }
+
+    /// A generated chart folder (under `prefix`, a subchart's folder when not empty): its
+    /// Chart.yaml, values, sometimes a schema and `.helmignore`, files of sizes around the
+    /// read-ahead limit (text, binary, with a byte-order mark; READMEs, CRDs, ignored
+    /// ones), templates that read them through `.Files`, sometimes NOTES.txt, a subchart
+    /// folder and a subchart archive.
+    fn chart_folder(rng: &mut Rng, name: &str, prefix: &str, depth: usize) -> Vec<SourceFile> {
+        let mut files = Vec::new();
+        let mut add = |path: String, contents: Vec<u8>| {
+            files.push(SourceFile {
+                path: format!("{prefix}{path}"),
+                executable: false,
+                contents,
+            });
+        };
+        let mut chart_yaml = format!("apiVersion: v2\nname: {name}\nversion: 0.1.0\n");
+        if rng.chance(5) {
+            chart_yaml.push_str(&format!("# {}\n", "padding ".repeat(9000)));
+        }
+        add("Chart.yaml".into(), chart_yaml.into_bytes());
+        let mut values = String::from("greeting: hello\nsub: {}\n");
+        if rng.chance(30) {
+            for k in 0..rng.below(3000) {
+                values.push_str(&format!("key{k}: value {k} {}\n", "v".repeat(k % 40)));
+            }
+        }
+        if rng.chance(3) {
+            values.push_str("broken: [\n");
+        }
+        add("values.yaml".into(), values.into_bytes());
+        if rng.chance(20) {
+            let mut schema = String::from(
+                r#"{"type": "object", "properties": {"greeting": {"type": "string"}}"#,
+            );
+            if rng.chance(30) {
+                schema.push_str(r#", "required": ["absent"]"#);
+            }
+            if rng.chance(40) {
+                schema.push_str(&format!(r#", "description": "{}""#, "d".repeat(70_000)));
+            }
+            schema.push('}');
+            add("values.schema.json".into(), schema.into_bytes());
+        }
+        if rng.chance(50) {
+            let mut rules = String::new();
+            for pattern in ["*.bak", "ignored/", "README.md", "files/skip*"] {
+                if rng.chance(50) {
+                    rules.push_str(pattern);
+                    rules.push('\n');
+                }
+            }
+            if rng.chance(5) {
+                rules.push_str(&format!("# {}\n", "x".repeat(70_000)));
+            }
+            add(IGNORE_FILE.into(), rules.into_bytes());
+        }
+        let mut paths: Vec<String> = Vec::new();
+        const NAMES: &[&str] = &[
+            "files/a.txt",
+            "files/b.txt",
+            "files/skip-me.txt",
+            "files/data.bin",
+            "README.md",
+            "crds/crd.yaml",
+            "ignored/big.txt",
+            "old.bak",
+            "files/deep/c.txt",
+        ];
+        for _ in 0..1 + rng.below(6) {
+            let path = rng.pick(NAMES).to_owned();
+            if paths.contains(&path) {
+                continue;
+            }
+            let n = size(rng);
+            add(path.clone(), contents(rng, n));
+            paths.push(path);
+        }
+        paths.push("files/missing.txt".into());
+        for t in 0..1 + rng.below(3) {
+            let mut text = format!(
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}-cm{t}\ndata:\n  greeting: {{{{ .Values.greeting | quote }}}}\n"
+            );
+            text.push_str(&files_lines(rng, &paths));
+            if rng.chance(5) {
+                // A template the loader must read although it is over the limit.
+                text.push_str(&format!("{{{{/* {} */}}}}\n", "c".repeat(70_000)));
+            }
+            add(format!("templates/cm{t}.yaml"), text.into_bytes());
+        }
+        if rng.chance(30) {
+            let notes = format!(
+                "Notes: {{{{ .Files.Get {:?} | len }}}}\n",
+                paths[rng.below(paths.len())]
+            );
+            add("templates/NOTES.txt".into(), notes.into_bytes());
+        }
+        if depth == 0 && rng.chance(30) {
+            files.extend(chart_folder(rng, "sub", "charts/sub/", depth + 1));
+        }
+        if depth == 0 && rng.chance(20) {
+            let mut inner = chart_folder(rng, "arch", "", depth + 1);
+            if rng.chance(50) {
+                // Incompressible: the archive is over the limit too.
+                inner.push(SourceFile {
+                    path: "files/noise.bin".into(),
+                    executable: false,
+                    contents: (0..80_000).map(|_| rng.next() as u8).collect(),
+                });
+            }
+            if let Ok(packaged) = package(&inner) {
+                files.push(SourceFile {
+                    path: format!("{prefix}charts/arch-0.1.0.tgz"),
+                    executable: false,
+                    contents: packaged.archive,
+                });
+            }
+        }
+        files
+    }
+
+    /// Serves a folder's files by path, listing what it was asked for.
+    struct FolderReader {
+        files: std::collections::BTreeMap<String, Vec<u8>>,
+        asked: std::sync::Mutex<Vec<String>>,
+    }
+
+    impl crate::chart::FileReader for FolderReader {
+        fn read(&self, path: &str) -> Result<Vec<u8>, String> {
+            if let Ok(mut asked) = self.asked.lock() {
+                asked.push(path.to_owned());
+            }
+            self.files
+                .get(path)
+                .cloned()
+                .ok_or_else(|| format!("{path} was not passed unread"))
+        }
+    }
+
+    /// What `capstan template` prints of a chart: the output, or the error.
+    fn template(
+        chart: Result<crate::chart::Chart, String>,
+    ) -> Result<crate::output::Assembled, String> {
+        let options = crate::engine::RenderOptions::default();
+        let values = capstan_gotmpl::value::Value::new_map();
+        chart.and_then(|chart| {
+            crate::pipeline::render_chart(chart, &values, &options, false)
+                .map_err(|e| e.to_string())
+        })
+    }
+
+    /// Generated chart folders render alike (output, or error, byte for byte) however
+    /// `capstan template` hands them over: whole (`load_folder`, the reference), with the
+    /// files over 64 KiB passed unread and read on demand (`folder-template`,
+    /// `load_folder_in_part`), narrowed first to the files `.helmignore` keeps (the
+    /// `chart-folder` export), and packaged into an archive and loaded back (`package`,
+    /// then `load_archive`: what `load_folder` stands for). Files `.helmignore` drops are
+    /// never read on demand.
+    #[test]
+    fn generated_folders_render_alike_read_in_part_narrowed_or_packaged() {
+        const CHARTS: usize = 120;
+        let mut rng = Rng(0xf01d_e700_0043_0004);
+        let (mut unread_files, mut read_on_demand, mut failed) = (0, 0, 0);
+        for index in 0..CHARTS {
+            let files = chart_folder(&mut rng, "gen", "", 0);
+            let show = || {
+                files
+                    .iter()
+                    .map(|f| format!("{} ({} bytes)", f.path, f.contents.len()))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            let whole = template(load_folder(files.clone()));
+            // In part, as the host passes it: files over the limit listed, not read.
+            let (read, unread): (Vec<SourceFile>, Vec<SourceFile>) = files
+                .iter()
+                .cloned()
+                .partition(|f| f.contents.len() <= READ_AHEAD_FILE_BYTES);
+            unread_files += unread.len();
+            let reader = std::sync::Arc::new(FolderReader {
+                files: unread
+                    .iter()
+                    .map(|f| (f.path.clone(), f.contents.clone()))
+                    .collect(),
+                asked: std::sync::Mutex::default(),
+            });
+            let listed = unread
+                .iter()
+                .map(|f| (f.path.clone(), f.contents.len() as u64))
+                .collect();
+            let in_part = template(load_folder_in_part(read, listed, reader.clone()));
+            assert_eq!(
+                in_part,
+                whole,
+                "chart {index}: read in part (left) renders otherwise than whole: {}",
+                show()
+            );
+            let asked = reader.asked.lock().map(|a| a.clone()).unwrap_or_default();
+            read_on_demand += asked.len();
+            // Narrowed to what `.helmignore` keeps.
+            let paths: Vec<&str> = files.iter().map(|f| f.path.as_str()).collect();
+            let rules = files
+                .iter()
+                .find(|f| f.path == IGNORE_FILE)
+                .map(|f| f.contents.as_slice());
+            if let Ok(kept) = kept_files(&paths, rules) {
+                let ignored: Vec<&str> = (0..paths.len())
+                    .filter(|i| !kept.contains(i))
+                    .map(|i| paths[i])
+                    .collect();
+                let read_ignored: Vec<&String> = asked
+                    .iter()
+                    .filter(|p| ignored.contains(&p.as_str()))
+                    .collect();
+                assert!(
+                    read_ignored.is_empty(),
+                    "chart {index}: files .helmignore drops were read: {read_ignored:?}"
+                );
+                let narrowed = template(load_folder(
+                    kept.iter().map(|&i| files[i].clone()).collect(),
+                ));
+                assert_eq!(
+                    narrowed,
+                    whole,
+                    "chart {index}: narrowed by .helmignore (left) renders otherwise than whole: {}",
+                    show()
+                );
+            }
+            // Packaged and loaded back.
+            let packaged = package(&files).and_then(|packaged| {
+                crate::load::load_archive(&packaged.archive).map_err(|e| e.to_string())
+            });
+            assert_eq!(
+                template(packaged),
+                whole,
+                "chart {index}: packaged (left) renders otherwise than whole: {}",
+                show()
+            );
+            failed += usize::from(whole.is_err());
+        }
+        eprintln!(
+            "{CHARTS} generated chart folders rendered alike four ways: {unread_files} files passed unread, {read_on_demand} of them read, {failed} renders failed alike"
+        );
+        assert!(
+            unread_files >= CHARTS && read_on_demand >= CHARTS / 2,
+            "{unread_files} {read_on_demand}"
+        );
+        assert!((CHARTS / 50..=CHARTS / 3).contains(&failed), "{failed}");
+    }
 }
