@@ -573,4 +573,320 @@ mod tests {
             }
         }
     }
+
+    /// xorshift64*: the generated operations' source (the same sequence on every run).
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+        }
+
+        fn below(&mut self, n: usize) -> usize {
+            (self.next() % n as u64) as usize
+        }
+    }
+
+    /// A size: at and around every class boundary, small, up to twice the largest small
+    /// block, and now and then beyond a chunk.
+    fn size(rng: &mut Rng) -> usize {
+        match rng.below(10) {
+            0..=3 => {
+                let class = CLASS_SIZES[rng.below(CLASS_SIZES.len())];
+                (class + rng.below(3)).saturating_sub(1).max(1)
+            }
+            4..=6 => 1 + rng.below(64),
+            7 | 8 => 1 + rng.below(2 * LARGEST_SMALL),
+            _ => 1 + rng.below(3 * CHUNK_BYTES / 2),
+        }
+    }
+
+    /// An alignment: mostly what the size classes serve, now and then more.
+    fn align(rng: &mut Rng) -> usize {
+        [1, 1, 2, 4, 8, 8, 8, 16, 32, 64][rng.below(10)]
+    }
+
+    /// Who made a block the size-class allocator was handed: itself, or the system
+    /// allocator (as `malloc` blocks reach Rust through the canonical ABI).
+    #[derive(Clone, Copy, PartialEq, Debug)]
+    enum Maker {
+        Classes,
+        System,
+    }
+
+    /// One live block: its address under the size-class allocator and under `System`
+    /// doing the same operations, its layout, and who made the first.
+    struct Live {
+        ours: *mut u8,
+        reference: *mut u8,
+        layout: Layout,
+        maker: Maker,
+    }
+
+    /// Fill both copies of a block with the same bytes: a byte of the operation's number
+    /// throughout, its number at either end.
+    ///
+    /// # Safety
+    /// Both blocks are live with at least `size` bytes.
+    unsafe fn fill(ours: *mut u8, reference: *mut u8, size: usize, stamp: u64) {
+        for block in [ours, reference] {
+            unsafe {
+                block.write_bytes(stamp as u8, size);
+                let mark = stamp.to_le_bytes();
+                let n = mark.len().min(size);
+                block.copy_from_nonoverlapping(mark.as_ptr(), n);
+                block
+                    .add(size - n)
+                    .copy_from_nonoverlapping(mark.as_ptr(), n);
+            }
+        }
+    }
+
+    /// The two copies of `live` hold the same bytes.
+    ///
+    /// # Safety
+    /// `live`'s blocks are live with its layout's size.
+    unsafe fn same_contents(live: &Live, step: usize) {
+        let (ours, reference) = unsafe {
+            (
+                std::slice::from_raw_parts(live.ours, live.layout.size()),
+                std::slice::from_raw_parts(live.reference, live.layout.size()),
+            )
+        };
+        assert!(
+            ours == reference,
+            "step {step}: the contents of a block of {:?} ({:?}'s) changed",
+            live.layout,
+            live.maker
+        );
+    }
+
+    /// Add `live`'s block to `spans` (start to end and step), failing if it overlaps one
+    /// already there.
+    fn claim(
+        spans: &mut std::collections::BTreeMap<usize, (usize, usize)>,
+        live: &Live,
+        step: usize,
+    ) {
+        let (start, end) = (live.ours as usize, live.ours as usize + live.layout.size());
+        if let Some((&before, &(before_end, made))) = spans.range(..=start).next_back() {
+            assert!(
+                before_end <= start,
+                "step {step}: a block of {:?} at {start:#x} overlaps the block at {before:#x}..{before_end:#x} of step {made}",
+                live.layout
+            );
+        }
+        if let Some((&after, &(_, made))) = spans.range(start..).next() {
+            assert!(
+                end <= after,
+                "step {step}: a block of {:?} at {start:#x}..{end:#x} overlaps the block at {after:#x} of step {made}",
+                live.layout
+            );
+        }
+        spans.insert(start, (end, step));
+    }
+
+    /// A generated sequence of 500,000 allocations (plain and zeroed), reallocations to
+    /// other sizes (within and across size classes, to and from the system allocator's
+    /// sizes), releases in a scrambled order, blocks the system allocator made handed to
+    /// this one to grow and free, and the canonical ABI's `cabi_realloc`, done by the
+    /// size-class allocator and, alike, by `System`: every block is aligned, never
+    /// overlaps another live one, keeps its contents through every later step (compared
+    /// with the `System` copy byte for byte, each step's block at once and every live block
+    /// every 5,000 steps), and a block is the size classes' exactly when its layout is
+    /// small and no one else made it.
+    #[test]
+    fn generated_operations_keep_every_block_as_the_system_allocator_does() {
+        const STEPS: usize = 500_000;
+        let allocator = SizeClassAllocator::new();
+        let mut rng = Rng(0xa110_c0de_0043_0005);
+        let mut live: Vec<Live> = Vec::new();
+        let mut spans = std::collections::BTreeMap::new();
+        let mut counts = [0usize; 7];
+        unsafe {
+            for step in 0..STEPS {
+                // Grow the live set early, keep it around a few thousand blocks after.
+                let kind = if live.is_empty() {
+                    0
+                } else if live.len() > 4000 {
+                    3 + rng.below(4)
+                } else {
+                    rng.below(7)
+                };
+                counts[kind] += 1;
+                match kind {
+                    // A new block, plain or zeroed, from the size classes (or the system
+                    // allocator for large or over-aligned layouts).
+                    0 | 1 => {
+                        let layout =
+                            Layout::from_size_align(size(&mut rng), align(&mut rng)).unwrap();
+                        let (ours, reference) = if kind == 1 {
+                            (allocator.alloc_zeroed(layout), System.alloc_zeroed(layout))
+                        } else {
+                            (allocator.alloc(layout), System.alloc(layout))
+                        };
+                        assert!(
+                            !ours.is_null() && !reference.is_null(),
+                            "step {step}: out of memory"
+                        );
+                        assert_eq!(
+                            ours as usize % layout.align(),
+                            0,
+                            "step {step}: {layout:?} misaligned"
+                        );
+                        assert_eq!(
+                            allocator.owns(ours),
+                            SizeClassAllocator::class_of(layout).is_some(),
+                            "step {step}: {layout:?} from the wrong allocator"
+                        );
+                        if kind == 1 {
+                            let zeroed = std::slice::from_raw_parts(ours, layout.size());
+                            assert!(
+                                zeroed.iter().all(|&b| b == 0),
+                                "step {step}: {layout:?} not zeroed"
+                            );
+                        } else {
+                            fill(ours, reference, layout.size(), step as u64);
+                        }
+                        let block = Live {
+                            ours,
+                            reference,
+                            layout,
+                            maker: Maker::Classes,
+                        };
+                        claim(&mut spans, &block, step);
+                        live.push(block);
+                    }
+                    // A block the system allocator made (`malloc`'s, through the canonical
+                    // ABI), now Rust's: `cabi_realloc` of a fresh block, or `System` itself.
+                    2 => {
+                        let layout =
+                            Layout::from_size_align(size(&mut rng), align(&mut rng)).unwrap();
+                        let ours = if rng.below(2) == 0 {
+                            allocator.cabi_realloc(
+                                ptr::null_mut(),
+                                0,
+                                layout.align(),
+                                layout.size(),
+                            )
+                        } else {
+                            System.alloc(layout)
+                        };
+                        let reference = System.alloc(layout);
+                        assert!(
+                            !allocator.owns(ours),
+                            "step {step}: a system block in a chunk"
+                        );
+                        fill(ours, reference, layout.size(), step as u64);
+                        let block = Live {
+                            ours,
+                            reference,
+                            layout,
+                            maker: Maker::System,
+                        };
+                        claim(&mut spans, &block, step);
+                        live.push(block);
+                    }
+                    // Release a block through this allocator (whoever made it).
+                    3 | 4 => {
+                        let block = live.swap_remove(rng.below(live.len()));
+                        same_contents(&block, step);
+                        spans.remove(&(block.ours as usize));
+                        allocator.dealloc(block.ours, block.layout);
+                        System.dealloc(block.reference, block.layout);
+                    }
+                    // Grow or shrink a block, through `realloc` or the canonical ABI's
+                    // `cabi_realloc` (which moves a size-class block out to the system).
+                    _ => {
+                        let at = rng.below(live.len());
+                        let block = live.swap_remove(at);
+                        same_contents(&block, step);
+                        spans.remove(&(block.ours as usize));
+                        let new_size = size(&mut rng);
+                        let new_layout =
+                            Layout::from_size_align(new_size, block.layout.align()).unwrap();
+                        let through_abi = kind == 6 && rng.below(3) == 0;
+                        let was_ours = allocator.owns(block.ours);
+                        let ours = if through_abi {
+                            allocator.cabi_realloc(
+                                block.ours,
+                                block.layout.size(),
+                                block.layout.align(),
+                                new_size,
+                            )
+                        } else {
+                            allocator.realloc(block.ours, block.layout, new_size)
+                        };
+                        let reference = System.realloc(block.reference, block.layout, new_size);
+                        assert!(
+                            !ours.is_null() && !reference.is_null(),
+                            "step {step}: out of memory"
+                        );
+                        assert_eq!(
+                            ours as usize % new_layout.align(),
+                            0,
+                            "step {step}: {new_layout:?} misaligned"
+                        );
+                        let maker = if through_abi {
+                            Maker::System
+                        } else {
+                            block.maker
+                        };
+                        // A system block stays the system's; a size-class block stays in
+                        // the classes while the new size is small (in its block, or
+                        // another); the canonical ABI's blocks are all the system's.
+                        let expected_ours = !through_abi
+                            && was_ours
+                            && SizeClassAllocator::class_of(new_layout).is_some();
+                        assert_eq!(
+                            allocator.owns(ours),
+                            expected_ours,
+                            "step {step}: {:?} ({:?}'s) reallocated to {new_size} from the wrong allocator",
+                            block.layout,
+                            block.maker
+                        );
+                        let moved = Live {
+                            ours,
+                            reference,
+                            layout: new_layout,
+                            maker,
+                        };
+                        // The kept part is unchanged, then the block is written anew.
+                        let kept = block.layout.size().min(new_size);
+                        assert!(
+                            std::slice::from_raw_parts(ours, kept)
+                                == std::slice::from_raw_parts(reference, kept),
+                            "step {step}: {:?} ({:?}'s) lost its contents reallocated to {new_size}",
+                            block.layout,
+                            block.maker
+                        );
+                        fill(ours, reference, new_size, step as u64);
+                        claim(&mut spans, &moved, step);
+                        live.push(moved);
+                    }
+                }
+                if step % 5000 == 4999 {
+                    for block in &live {
+                        same_contents(block, step);
+                    }
+                }
+            }
+            for block in live {
+                same_contents(&block, STEPS);
+                allocator.dealloc(block.ours, block.layout);
+                System.dealloc(block.reference, block.layout);
+            }
+        }
+        eprintln!(
+            "{STEPS} generated allocator steps alike with System: {} allocations, {} zeroed, {} system blocks, {} releases, {} reallocations",
+            counts[0],
+            counts[1],
+            counts[2],
+            counts[3] + counts[4],
+            counts[5] + counts[6]
+        );
+    }
 }
