@@ -94,16 +94,16 @@ const CLASS_OF: [u8; LARGEST_SMALL / 8 + 1] = {
 };
 
 /// Which 64 KiB pages are chunks of this allocator: one bit per page of the 4 GiB a
-/// 32-bit address space holds (8 KiB).
-#[cfg(target_pointer_width = "32")]
-struct OwnedPages {
+/// 32-bit address space holds (8 KiB). What WebAssembly uses; natively only in tests.
+#[cfg(any(target_pointer_width = "32", test))]
+struct PageBitmap {
     bits: [u32; (1 << (32 - CHUNK_SHIFT)) / 32],
 }
 
-#[cfg(target_pointer_width = "32")]
-impl OwnedPages {
+#[cfg(any(target_pointer_width = "32", test))]
+impl PageBitmap {
     const fn new() -> Self {
-        OwnedPages {
+        PageBitmap {
             bits: [0; (1 << (32 - CHUNK_SHIFT)) / 32],
         }
     }
@@ -121,16 +121,17 @@ impl OwnedPages {
 }
 
 /// Which chunks are this allocator's, on 64-bit hosts (where the allocator only runs in
-/// its own tests): the sorted page numbers.
-#[cfg(not(target_pointer_width = "32"))]
-struct OwnedPages {
+/// its own tests): the sorted page numbers. Also the reference the bitmap is tested
+/// against.
+#[cfg(any(not(target_pointer_width = "32"), test))]
+struct PageList {
     pages: Vec<usize>,
 }
 
-#[cfg(not(target_pointer_width = "32"))]
-impl OwnedPages {
+#[cfg(any(not(target_pointer_width = "32"), test))]
+impl PageList {
     const fn new() -> Self {
-        OwnedPages { pages: Vec::new() }
+        PageList { pages: Vec::new() }
     }
 
     fn contains(&self, address: usize) -> bool {
@@ -144,6 +145,12 @@ impl OwnedPages {
         }
     }
 }
+
+#[cfg(target_pointer_width = "32")]
+type OwnedPages = PageBitmap;
+
+#[cfg(not(target_pointer_width = "32"))]
+type OwnedPages = PageList;
 
 struct Pools {
     /// Head of each class's list of free blocks; each free block holds the next pointer.
@@ -687,6 +694,39 @@ mod tests {
             );
         }
         spans.insert(start, (end, step));
+    }
+
+    /// The page bitmap WebAssembly uses answers as the sorted page list does, on generated
+    /// chunk addresses across the 32-bit space (its first and last pages included) and
+    /// addresses in and around them.
+    #[test]
+    #[cfg(target_pointer_width = "64")]
+    fn the_page_bitmap_answers_as_the_page_list() {
+        let mut rng = Rng(0xb17_3a90_0043_0005);
+        let mut bitmap = Box::new(PageBitmap::new());
+        let mut list = PageList::new();
+        let top = 1usize << 32;
+        for step in 0..20_000 {
+            let chunk = match rng.below(8) {
+                0 => 0,
+                1 => top - CHUNK_BYTES,
+                _ => rng.below(top >> CHUNK_SHIFT) << CHUNK_SHIFT,
+            };
+            bitmap.insert(chunk);
+            list.insert(chunk);
+            for _ in 0..8 {
+                let address = match rng.below(3) {
+                    0 => chunk + rng.below(CHUNK_BYTES),
+                    1 => (chunk + CHUNK_BYTES + rng.below(3 * CHUNK_BYTES)) % top,
+                    _ => rng.below(top),
+                };
+                assert_eq!(
+                    bitmap.contains(address),
+                    list.contains(address),
+                    "step {step}: address {address:#x}"
+                );
+            }
+        }
     }
 
     /// A generated sequence of 500,000 allocations (plain and zeroed), reallocations to
