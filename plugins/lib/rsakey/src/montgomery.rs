@@ -491,4 +491,152 @@ mod tests {
             assert_eq!(m.strong_probable_prime(x, s), expected, "{n}");
         }
     }
+
+    /// xorshift64*: the generated moduli's and operands' source (the same on every run).
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+        }
+
+        fn below(&mut self, n: usize) -> usize {
+            (self.next() % n as u64) as usize
+        }
+
+        fn limb(&mut self) -> Limb {
+            self.next() as Limb
+        }
+    }
+
+    /// An odd modulus of `len` limbs, of a generated shape: random with the top bit set,
+    /// its top limbs all ones (just below R, where a reduction overflows most), a small
+    /// top limb, R − 1, or long runs of zero limbs.
+    fn generated_modulus(rng: &mut Rng, len: usize) -> Vec<Limb> {
+        let mut n: Vec<Limb> = (0..len).map(|_| rng.limb()).collect();
+        match rng.below(6) {
+            0 => n[len - 1] |= 1 << (LIMB_BITS - 1),
+            1 => {
+                let ones = 1 + rng.below(len);
+                for limb in &mut n[len - ones..] {
+                    *limb = Limb::MAX;
+                }
+            }
+            2 => n[len - 1] = 1 + (rng.limb() & 0xff),
+            3 => n.fill(Limb::MAX),
+            4 => {
+                for limb in n.iter_mut().take(len - 1).skip(1) {
+                    *limb = 0;
+                }
+                n[len - 1] |= 1;
+            }
+            _ => n[len - 1] = rng.limb() | 1,
+        }
+        n[0] |= 1;
+        if n == [1] {
+            n[0] = 3;
+        }
+        n
+    }
+
+    /// A residue modulo `n`: random, or one of the edge values 0, 1, n − 1, n − 2.
+    fn operand(rng: &mut Rng, n: &BigUint, len: usize) -> BigUint {
+        match rng.below(8) {
+            0 => BigUint::from(0u32),
+            1 => BigUint::from(1u32) % n,
+            2 => n - BigUint::from(1u32),
+            3 => (n - BigUint::from(1u32)) - (BigUint::from(1u32) % n),
+            _ => big(&(0..len).map(|_| rng.limb()).collect::<Vec<_>>()) % n,
+        }
+    }
+
+    /// Montgomery products, squares, conversions and powers agree with `num-bigint-dig` and
+    /// come out fully reduced, on generated moduli of every length around the three the
+    /// arithmetic is specialised for (1024-, 1536- and 2048-bit primes: 16, 24 and 32 limbs
+    /// natively) and of small ones that take the general path, with operands at the edges.
+    #[test]
+    fn generated_products_agree_with_num_bigint_on_every_path() {
+        let mut lengths = vec![1, 2, 3, 5, 8];
+        for special in [PRIME_1024, PRIME_1536, PRIME_2048] {
+            lengths.extend([special - 1, special, special + 1]);
+        }
+        let mut rng = Rng(0x0043_5eed_7a11_0006);
+        let mut checked = 0;
+        for &len in &lengths {
+            let r = BigUint::from(1u32) << (len * LIMB_BITS as usize);
+            for modulus_index in 0..120 {
+                let n = generated_modulus(&mut rng, len);
+                let n_big = big(&n);
+                let mut m = Montgomery::new(&n);
+                let what =
+                    |op: &str| format!("{op}, {len} limbs, modulus {modulus_index}: {n_big:#x}");
+                let r_inv = |x: &BigUint| (x * &r) % &n_big;
+                assert_eq!(big(&m.one), &r % &n_big, "{}", what("one"));
+                for _ in 0..6 {
+                    let (a, b) = (
+                        operand(&mut rng, &n_big, len),
+                        operand(&mut rng, &n_big, len),
+                    );
+                    let (a_limbs, b_limbs) = (limbs(&a, len), limbs(&b, len));
+                    let mut out = vec![0; len];
+                    m.mul(&a_limbs, &b_limbs, &mut out);
+                    assert!(
+                        big(&out) < n_big,
+                        "{} not reduced: {a:#x} * {b:#x}",
+                        what("mul")
+                    );
+                    assert_eq!(
+                        r_inv(&big(&out)),
+                        (&a * &b) % &n_big,
+                        "{}: {a:#x} * {b:#x}",
+                        what("mul")
+                    );
+                    m.square(&a_limbs, &mut out);
+                    assert!(big(&out) < n_big, "{} not reduced: {a:#x}", what("square"));
+                    assert_eq!(
+                        r_inv(&big(&out)),
+                        (&a * &a) % &n_big,
+                        "{}: {a:#x}",
+                        what("square")
+                    );
+                    let a_m = m.montgomery_form_of(&a_limbs);
+                    assert_eq!(
+                        big(&a_m),
+                        (&a * &r) % &n_big,
+                        "{}: {a:#x}",
+                        what("montgomery_form_of")
+                    );
+                    checked += 1;
+                }
+                // Powers, with exponents of up to two limbs (their steps are the products
+                // checked above, many times over).
+                let a = operand(&mut rng, &n_big, len);
+                let e: Vec<Limb> = (0..1 + rng.below(2)).map(|_| rng.limb()).collect();
+                let e_big = big(&e);
+                let a_m = m.montgomery_form_of(&limbs(&a, len));
+                let power = m.pow(&a_m, &e);
+                assert_eq!(
+                    big(&power),
+                    (a.modpow(&e_big, &n_big) * &r) % &n_big,
+                    "{}: {a:#x} ^ {e_big:#x}",
+                    what("pow")
+                );
+                let two_power = m.pow_of_two(&e);
+                assert_eq!(
+                    big(&two_power),
+                    (BigUint::from(2u32).modpow(&e_big, &n_big) * &r) % &n_big,
+                    "{}: 2 ^ {e_big:#x}",
+                    what("pow_of_two")
+                );
+            }
+        }
+        eprintln!(
+            "{checked} generated products, squares and conversions and {} powers agree with num-bigint on {} lengths",
+            2 * 120 * lengths.len(),
+            lengths.len()
+        );
+    }
 }
