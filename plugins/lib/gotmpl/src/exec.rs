@@ -1218,4 +1218,205 @@ mod tests {
             "<no value>"
         );
     }
+
+    /// xorshift64*: the generated templates' source (the same sets on every run).
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+        }
+
+        fn below(&mut self, n: usize) -> usize {
+            (self.next() % n as u64) as usize
+        }
+
+        fn pick<T: Copy>(&mut self, items: &[T]) -> T {
+            items[self.below(items.len())]
+        }
+    }
+
+    /// A generated template text: literal text and line breaks, fields (present, nested,
+    /// missing, nil), `if`/`else`, `range`, `with`, `template` and `include` of definitions
+    /// (some never defined), `define`s and `block`s, `tpl` defining its own, functions,
+    /// variables, comments, trim markers, and a failing `index`.
+    fn generated_text(rng: &mut Rng, depth: usize) -> String {
+        let mut text = String::new();
+        for _ in 0..1 + rng.below(6) {
+            let (open, close) = (rng.pick(&["{{ ", "{{- "]), rng.pick(&[" }}", " -}}"]));
+            let piece = match rng.below(19) {
+                0 => rng
+                    .pick(&["text ", "line\n", "  indented\n", "\r\n"])
+                    .to_owned(),
+                1 => format!("{open}.a{close}"),
+                2 => format!("{open}.b.c{close}"),
+                3 if rng.below(4) == 0 => format!("{open}.missing.deeper{close}"),
+                4 => format!("{open}.n{close}"),
+                5 => format!("{open}if .flag{close}T{{{{ else }}}}F{{{{ end }}}}"),
+                6 => format!(
+                    "{open}range $i, $v := .list{close}{{{{ $i }}}}:{{{{ $v }}}},{{{{ end }}}}"
+                ),
+                7 => format!("{open}with .b{close}{{{{ .c }}}}{{{{ end }}}}"),
+                8 => format!("{open}template \"d{}\" .{close}", rng.below(4)),
+                9 => format!("{open}include \"d{}\" .{close}", rng.below(4)),
+                10 if depth == 0 => format!(
+                    "{{{{ define \"d{}\" }}}}{}{{{{ end }}}}",
+                    rng.below(4),
+                    generated_text(rng, depth + 1)
+                ),
+                11 if depth == 0 => format!(
+                    "{open}block \"d{}\" .{close}{}{{{{ end }}}}",
+                    rng.below(4),
+                    generated_text(rng, depth + 1)
+                ),
+                12 => format!("{open}printf \"%v|%d\" .a 3{close}"),
+                13 => format!("{open}len .list{close}"),
+                14 if rng.below(4) == 0 => format!("{open}index .list 5{close}"),
+                15 => format!(
+                    "{open}tpl \"{{{{ .a }}}}{{{{ define \\\"d{0}\\\" }}}}in tpl{{{{ end }}}}{{{{ template \\\"d{0}\\\" }}}}\" .{close}",
+                    rng.below(4)
+                ),
+                16 => format!("{open}/* a comment */{close}"),
+                17 => format!("{open}$x := .a{close}{{{{ $x }}}}"),
+                _ => "plain".to_owned(),
+            };
+            text.push_str(&piece);
+        }
+        text
+    }
+
+    /// The executor's functions for these sets: `include` and `tpl` as Helm has them.
+    fn runtime_funcs() -> FuncMap {
+        let mut funcs = FuncMap::new();
+        funcs.add_runtime("include", 2, false, |rt, args| {
+            let name = crate::funcs::arg_str(args, 0)?.to_owned();
+            rt.execute_named(&name, args[1].clone()).map(Value::from)
+        });
+        funcs.add_runtime("tpl", 2, false, |rt, args| {
+            let text = crate::funcs::arg_str(args, 0)?.to_owned();
+            rt.execute_text(&text, args[1].clone()).map(Value::from)
+        });
+        funcs
+    }
+
+    /// Generated template sets in which texts recur under other names (a library vendored
+    /// per subchart) run alike whether a recurring text reuses its first parse (the
+    /// parse-once table), reuses another set's parses (`Template::reuse_parses_of`, as a
+    /// render reuses its run ahead's), or is parsed anew (the reference: every registered
+    /// text made distinct by a trailing comment, so nothing is reused): the same output or
+    /// the same error, naming the same file, for every template and data.
+    #[test]
+    fn generated_sets_run_alike_with_parses_reused_or_not() {
+        const SETS: usize = 10_000;
+        let mut rng = Rng(0x7e3d_1a7e_0043_0006);
+        let data = {
+            let mut b = Map::new();
+            b.insert("c".into(), Value::Int(1));
+            let mut m = Map::new();
+            m.insert("a".into(), Value::from("x"));
+            m.insert("b".into(), Value::from(b));
+            m.insert("flag".into(), Value::Bool(true));
+            m.insert(
+                "list".into(),
+                Value::from(vec![Value::from("p"), Value::from("q")]),
+            );
+            m.insert("n".into(), Value::Nil);
+            Value::from(m)
+        };
+        let (mut copies, mut failures, mut runs) = (0, 0, 0);
+        for index in 0..SETS {
+            let texts: Vec<String> = (0..1 + rng.below(4))
+                .map(|_| generated_text(&mut rng, 0))
+                .collect();
+            // Files in parse order: each text under one or more names.
+            let files: Vec<(String, usize)> = (0..1 + rng.below(7))
+                .map(|k| {
+                    (
+                        format!("c{k}/templates/f{}.yaml", rng.below(3)),
+                        rng.below(texts.len()),
+                    )
+                })
+                .collect();
+            let missing_key = rng.pick(&[MissingKey::Zero, MissingKey::Error]);
+            let new_set = || {
+                let mut set = Template::new(runtime_funcs());
+                set.missing_key = missing_key;
+                set
+            };
+            let (mut fast, mut reused, mut reference, mut earlier) =
+                (new_set(), new_set(), new_set(), new_set());
+            // Another set parses some of the texts first (a run ahead's partials).
+            for (k, (name, text)) in files.iter().enumerate() {
+                if rng.below(2) == 0 {
+                    let _ = earlier.parse(&format!("ahead{k}/{name}"), &texts[*text]);
+                }
+            }
+            reused.reuse_parses_of(&earlier);
+            let mut parsed = Vec::new();
+            for (k, (name, text)) in files.iter().enumerate() {
+                let text = &texts[*text];
+                let outcomes = [
+                    fast.parse(name, text).map_err(|e| e.to_string()),
+                    reused.parse(name, text).map_err(|e| e.to_string()),
+                    reference
+                        .parse(name, &format!("{text}{{{{/* {k} */}}}}"))
+                        .map_err(|e| e.to_string()),
+                ];
+                assert!(
+                    outcomes[0] == outcomes[1] && outcomes[0].is_ok() == outcomes[2].is_ok(),
+                    "set {index}: {name} parses otherwise: {outcomes:?}\n{text:?}"
+                );
+                if outcomes[0].is_ok() {
+                    parsed.push(name.clone());
+                }
+            }
+            copies += (0..files.len())
+                .filter(|&k| files[..k].iter().any(|(_, text)| *text == files[k].1))
+                .count();
+            let names: Vec<String> = parsed
+                .iter()
+                .cloned()
+                .chain((0..4).map(|d| format!("d{d}")).filter(|d| fast.has(d)))
+                .collect();
+            for name in &names {
+                for dot in [data.clone(), Value::Nil] {
+                    let run =
+                        |set: &Template| set.execute(name, dot.clone()).map_err(|e| e.to_string());
+                    let (fast_run, reused_run, reference_run) =
+                        (run(&fast), run(&reused), run(&reference));
+                    let show = || {
+                        files
+                            .iter()
+                            .map(|(name, text)| format!("--- {name}\n{}\n", texts[*text]))
+                            .collect::<String>()
+                    };
+                    assert_eq!(
+                        fast_run,
+                        reference_run,
+                        "set {index}: {name} runs otherwise with copies parsed once (left) than each parsed anew:\n{}",
+                        show()
+                    );
+                    assert_eq!(
+                        reused_run,
+                        reference_run,
+                        "set {index}: {name} runs otherwise with another set's parses reused (left) than each parsed anew:\n{}",
+                        show()
+                    );
+                    runs += 1;
+                    failures += usize::from(reference_run.is_err());
+                }
+            }
+        }
+        eprintln!(
+            "{SETS} generated template sets ({copies} copied texts) ran alike with parses reused or not: {runs} runs, {failures} of them failing alike"
+        );
+        assert!(copies >= SETS, "{copies}");
+        assert!(
+            (runs / 10..=runs * 3 / 4).contains(&failures),
+            "{failures} of {runs}"
+        );
+    }
 }
