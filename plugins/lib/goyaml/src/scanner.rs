@@ -271,6 +271,10 @@ pub struct Scanner {
     simple_keys_by_tok: HashMap<usize, usize>,
     flow_level: usize,
     reader: Reader,
+    /// Move to a line break one character at a time, as the stretch-at-a-time advance's
+    /// reference (tests only).
+    #[cfg(test)]
+    stepwise: bool,
 }
 
 /// The scanner's input, one element per character, so that looking ahead is indexing:
@@ -554,6 +558,8 @@ impl Scanner {
             simple_keys_by_tok: HashMap::new(),
             flow_level: 0,
             reader,
+            #[cfg(test)]
+            stepwise: false,
         }
     }
 
@@ -620,6 +626,18 @@ impl Scanner {
     /// exactly where the one-at-a-time loop would refill, so a refused character fails at
     /// the same place.
     fn advance_to_break(&mut self, mut kept: Option<&mut String>) -> SResult<()> {
+        #[cfg(test)]
+        if self.stepwise {
+            // The one-at-a-time loop the stretches replaced, kept as their reference.
+            while !is_breakz(self.ch(0)) {
+                match kept.as_deref_mut() {
+                    Some(s) => self.read(s),
+                    None => self.skip(),
+                }
+                self.cache(1)?;
+            }
+            return Ok(());
+        }
         loop {
             let available = self.reader.unread(self.pos);
             let run = self.buf.count_until_breakz(self.pos, available);
@@ -1906,7 +1924,17 @@ mod tests {
     /// Every token with its marks, and the problem that ended the scan (if any), of `text`
     /// kept as `layout` says.
     fn scan(text: &str, layout: Layout) -> (Vec<(TokenKind, Mark, Mark)>, Option<Reported>) {
+        scan_with(text, layout, false)
+    }
+
+    /// [`scan`], moving to line breaks one character at a time when `stepwise`.
+    fn scan_with(
+        text: &str,
+        layout: Layout,
+        stepwise: bool,
+    ) -> (Vec<(TokenKind, Mark, Mark)>, Option<Reported>) {
         let mut scanner = Scanner::with_layout(text, layout);
+        scanner.stepwise = stepwise;
         let mut tokens = Vec::new();
         loop {
             if let Err(p) = scanner.fetch_more_tokens() {
@@ -1934,10 +1962,18 @@ mod tests {
         }
     }
 
-    /// `text` scans alike as the scanner keeps it, widened (the reference) and forced
-    /// sparse; `what` names the input in the failure.
+    /// `text` scans alike as the scanner keeps it, widened and forced sparse, each moving
+    /// to line breaks a stretch at a time, and widened moving one character at a time (the
+    /// reference); `what` names the input in the failure.
     fn assert_scans_alike(text: &str, what: &str) {
-        let widened = scan(text, Layout::Widened);
+        let widened = scan_with(text, Layout::Widened, true);
+        let stretches = scan(text, Layout::Widened);
+        assert!(
+            stretches == widened,
+            "{what}: widened, a stretch at a time scans otherwise than a character at a time:\n{text:?}\nstretches: {:?}\none by one: {:?}",
+            first_difference(&stretches, &widened),
+            first_difference(&widened, &stretches),
+        );
         let chosen = scan(text, Layout::Chosen);
         assert!(
             chosen == widened,
@@ -2420,8 +2456,10 @@ mod tests {
     /// refills, tabs, CRLF and the other line breaks, a byte-order mark, characters beyond
     /// ASCII from none to most, refused characters, and corrupted input) scan to the same
     /// tokens, marks and problems however the scanner keeps their text: ASCII bytes,
-    /// sparse (one byte per character, the others listed) and widened (the reference),
-    /// and forced sparse where the density would widen it.
+    /// sparse (one byte per character, the others listed) and widened, and forced sparse
+    /// where the density would widen it, each moving over comments and block scalar lines
+    /// a stretch at a time; the reference is widened text moved over one character at a
+    /// time, as the scanner did before the stretches.
     #[test]
     fn generated_documents_scan_alike_in_every_form() {
         const DOCUMENTS: usize = 20_000;
