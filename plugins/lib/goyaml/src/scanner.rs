@@ -2032,31 +2032,14 @@ mod tests {
         );
     }
 
-    /// xorshift64*: the generated documents' source (no dependency, same documents on
-    /// every run).
-    struct Rng(u64);
-
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 >> 12;
-            self.0 ^= self.0 << 25;
-            self.0 ^= self.0 >> 27;
-            self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-        }
-
-        fn below(&mut self, n: usize) -> usize {
-            (self.next() % n as u64) as usize
-        }
-
-        /// True `per_mille` times in a thousand.
-        fn chance(&mut self, per_mille: usize) -> bool {
-            self.below(1000) < per_mille
-        }
-
-        fn pick<T: Copy>(&mut self, items: &[T]) -> T {
-            items[self.below(items.len())]
-        }
+    #[allow(dead_code)]
+    mod xorshift {
+        include!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../test-support/xorshift.rs"
+        ));
     }
+    use xorshift::Rng;
 
     /// Characters beyond ASCII: of two, three and four bytes, line breaks and a space of
     /// their own (NEL, LS, PS, NBSP), a byte-order mark inside the text, and the extremes
@@ -2113,7 +2096,7 @@ mod tests {
         /// A character of text (no line break): ASCII, or beyond it at the document's
         /// density.
         fn text_char(&mut self) -> char {
-            if self.rng.chance(self.wide_per_mille) {
+            if self.rng.per_mille(self.wide_per_mille) {
                 return match self.rng.pick(BEYOND_ASCII) {
                     c if is_break(c) => 'b',
                     c => c,
@@ -2144,14 +2127,14 @@ mod tests {
         /// Up to `max` characters of text (some of them syntax), a long line now and then
         /// (the reader takes input 512 bytes at a time).
         fn text(&mut self, max: usize) -> String {
-            let len = if self.rng.chance(30) {
+            let len = if self.rng.per_mille(30) {
                 400 + self.rng.below(1200)
             } else {
                 self.rng.below(max + 1)
             };
             (0..len)
                 .map(|_| {
-                    if self.rng.chance(15) {
+                    if self.rng.per_mille(15) {
                         self.rng
                             .pick(&[':', '#', ',', '"', '\'', '\t', '[', '{', '\\'])
                     } else {
@@ -2175,13 +2158,13 @@ mod tests {
 
         /// A scalar on the current line (plain, quoted, an alias, with a tag or anchor).
         fn inline_scalar(&mut self) {
-            if self.rng.chance(80) {
+            if self.rng.per_mille(80) {
                 let tag = self
                     .rng
                     .pick(&["!!str ", "!local ", "!<tag:x,2000:y> ", "!e!t "]);
                 self.out.push_str(tag);
             }
-            if self.rng.chance(60) {
+            if self.rng.per_mille(60) {
                 let anchor = format!("&{} ", self.name());
                 self.out.push_str(&anchor);
             }
@@ -2189,7 +2172,7 @@ mod tests {
                 0..=2 => {
                     let word = self.word(10);
                     self.out.push_str(&word);
-                    if self.rng.chance(100) {
+                    if self.rng.per_mille(100) {
                         let more = self.text(30);
                         self.out.push(' ');
                         self.out.push_str(&more);
@@ -2199,7 +2182,7 @@ mod tests {
                     self.out.push('\'');
                     let text = self.text(30).replace('\'', "''");
                     self.out.push_str(&text);
-                    if self.rng.chance(200) {
+                    if self.rng.per_mille(200) {
                         self.newline();
                         let more = self.text(20).replace('\'', "''");
                         self.out.push_str(&more);
@@ -2216,7 +2199,7 @@ mod tests {
                             3 => "\\x41".to_owned(),
                             4 => "\\U0001F600".to_owned(),
                             5 => "\\\"".to_owned(),
-                            6 if self.rng.chance(200) => {
+                            6 if self.rng.per_mille(200) => {
                                 self.rng.pick(&["\\q", "\\u12", "\\"]).to_owned()
                             }
                             7 => {
@@ -2245,22 +2228,22 @@ mod tests {
 
         /// A flow collection, nested up to a few levels.
         fn flow(&mut self, depth: usize) {
-            let mapping = self.rng.chance(500);
+            let mapping = self.rng.per_mille(500);
             self.out.push(if mapping { '{' } else { '[' });
             for item in 0..self.rng.below(5) {
                 if item > 0 {
                     self.out.push_str(self.rng.pick(&[", ", ",", " , "]));
                 }
-                if self.rng.chance(100) {
+                if self.rng.per_mille(100) {
                     self.newline();
                     let n = self.rng.below(4);
                     self.indent(n);
                 }
-                if depth < 3 && self.rng.chance(200) {
+                if depth < 3 && self.rng.per_mille(200) {
                     self.flow(depth + 1);
                     continue;
                 }
-                if mapping || self.rng.chance(100) {
+                if mapping || self.rng.per_mille(100) {
                     let key = self.word(6);
                     self.out.push_str(&key);
                     self.out.push_str(self.rng.pick(&[": ", ":", " : "]));
@@ -2272,7 +2255,7 @@ mod tests {
                 };
                 self.out.push_str(&value);
             }
-            if !self.rng.chance(5) {
+            if !self.rng.per_mille(5) {
                 self.out.push(if mapping { '}' } else { ']' });
             }
         }
@@ -2283,7 +2266,11 @@ mod tests {
             let own = indent + 1 + self.rng.below(3);
             // An indentation indicator says how far the lines are indented (now and then
             // wrongly).
-            let indicator = if self.rng.chance(5) { 9 } else { own - indent };
+            let indicator = if self.rng.per_mille(5) {
+                9
+            } else {
+                own - indent
+            };
             let header = match self.rng.below(8) {
                 0 => format!("{indicator}"),
                 1 => format!("-{indicator}"),
@@ -2293,7 +2280,7 @@ mod tests {
                 _ => String::new(),
             };
             self.out.push_str(&header);
-            if self.rng.chance(150) {
+            if self.rng.per_mille(150) {
                 self.out.push(' ');
                 self.comment();
             }
@@ -2320,30 +2307,30 @@ mod tests {
 
         /// A block mapping or sequence at `indent`, nested up to a few levels.
         fn block(&mut self, indent: usize, depth: usize) {
-            let sequence = self.rng.chance(300);
+            let sequence = self.rng.per_mille(300);
             for _ in 0..1 + self.rng.below(5) {
-                if self.rng.chance(120) {
+                if self.rng.per_mille(120) {
                     let n = self.rng.below(indent + 2);
                     self.indent(n);
                     self.comment();
                     self.newline();
                 }
-                if self.rng.chance(30) {
+                if self.rng.per_mille(30) {
                     self.newline();
                 }
                 self.indent(indent);
-                if self.rng.chance(4) {
+                if self.rng.per_mille(4) {
                     self.out.push('\t');
                 }
                 if sequence {
-                    let entry = if self.rng.chance(5) {
+                    let entry = if self.rng.per_mille(5) {
                         self.rng.pick(&["-\t", "-"])
                     } else {
                         "- "
                     };
                     self.out.push_str(entry);
                 } else {
-                    if self.rng.chance(50) {
+                    if self.rng.per_mille(50) {
                         self.out.push_str("? ");
                     }
                     match self.rng.below(6) {
@@ -2360,7 +2347,7 @@ mod tests {
                             self.out.push_str(&key);
                         }
                     }
-                    let value = if self.rng.chance(5) {
+                    let value = if self.rng.per_mille(5) {
                         ":"
                     } else {
                         self.rng.pick(&[": ", ":\t", " : "])
@@ -2381,7 +2368,7 @@ mod tests {
                     }
                     _ => self.inline_scalar(),
                 }
-                if self.rng.chance(150) {
+                if self.rng.per_mille(150) {
                     self.out.push(' ');
                     self.comment();
                 }
@@ -2391,11 +2378,11 @@ mod tests {
 
         /// A stream of one or more documents, with directives and markers now and then.
         fn stream(&mut self) {
-            if self.rng.chance(80) {
+            if self.rng.per_mille(80) {
                 self.out.push('\u{feff}');
             }
             for n in 0..1 + self.rng.below(3) {
-                let directive = self.rng.chance(100);
+                let directive = self.rng.per_mille(100);
                 if directive {
                     let line = self.rng.pick(&[
                         "%YAML 1.1",
@@ -2406,21 +2393,21 @@ mod tests {
                     self.out.push_str(line);
                     self.newline();
                 }
-                if n > 0 || directive || self.rng.chance(200) {
+                if n > 0 || directive || self.rng.per_mille(200) {
                     self.out.push_str("---");
-                    if self.rng.chance(300) {
+                    if self.rng.per_mille(300) {
                         self.out.push(' ');
                         self.inline_scalar();
                     }
                     self.newline();
                 }
-                if self.rng.chance(100) {
+                if self.rng.per_mille(100) {
                     self.inline_scalar();
                     self.newline();
                 } else {
                     self.block(0, 0);
                 }
-                if self.rng.chance(100) {
+                if self.rng.per_mille(100) {
                     self.out.push_str("...");
                     self.newline();
                 }
@@ -2483,10 +2470,10 @@ mod tests {
             };
             document.stream();
             let mut text = document.out;
-            if rng.chance(150) {
+            if rng.per_mille(150) {
                 text = corrupt(&mut rng, &text);
             }
-            if rng.chance(10) {
+            if rng.per_mille(10) {
                 text.push(rng.pick(REFUSED));
             }
             total += text.len();

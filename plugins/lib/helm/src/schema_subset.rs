@@ -319,31 +319,14 @@ mod tests {
         }
     }
 
-    /// xorshift64*: the generated schemas' and values' source (no dependency, the same
-    /// cases on every run).
-    struct Rng(u64);
-
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 >> 12;
-            self.0 ^= self.0 << 25;
-            self.0 ^= self.0 >> 27;
-            self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-        }
-
-        fn below(&mut self, n: usize) -> usize {
-            (self.next() % n as u64) as usize
-        }
-
-        /// True `percent` times in a hundred.
-        fn chance(&mut self, percent: usize) -> bool {
-            self.below(100) < percent
-        }
-
-        fn pick<T: Clone>(&mut self, items: &[T]) -> T {
-            items[self.below(items.len())].clone()
-        }
+    #[allow(dead_code)]
+    mod xorshift {
+        include!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../test-support/xorshift.rs"
+        ));
     }
+    use xorshift::Rng;
 
     /// Property names: plain, JSON-pointer characters, keyword names, beyond ASCII.
     const NAMES: &[&str] = &[

@@ -492,31 +492,25 @@ mod tests {
         }
     }
 
-    /// xorshift64*: the generated moduli's and operands' source (the same on every run).
-    struct Rng(u64);
+    #[allow(dead_code)]
+    mod xorshift {
+        include!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../test-support/xorshift.rs"
+        ));
+    }
+    use xorshift::Rng;
 
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 >> 12;
-            self.0 ^= self.0 << 25;
-            self.0 ^= self.0 >> 27;
-            self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-        }
-
-        fn below(&mut self, n: usize) -> usize {
-            (self.next() % n as u64) as usize
-        }
-
-        fn limb(&mut self) -> Limb {
-            self.next() as Limb
-        }
+    /// A random limb.
+    fn limb(rng: &mut Rng) -> Limb {
+        rng.next() as Limb
     }
 
     /// An odd modulus of `len` limbs, of a generated shape: random with the top bit set,
     /// its top limbs all ones (just below R, where a reduction overflows most), a small
     /// top limb, R − 1, or long runs of zero limbs.
     fn generated_modulus(rng: &mut Rng, len: usize) -> Vec<Limb> {
-        let mut n: Vec<Limb> = (0..len).map(|_| rng.limb()).collect();
+        let mut n: Vec<Limb> = (0..len).map(|_| limb(rng)).collect();
         match rng.below(6) {
             0 => n[len - 1] |= 1 << (LIMB_BITS - 1),
             1 => {
@@ -525,7 +519,7 @@ mod tests {
                     *limb = Limb::MAX;
                 }
             }
-            2 => n[len - 1] = 1 + (rng.limb() & 0xff),
+            2 => n[len - 1] = 1 + (limb(rng) & 0xff),
             3 => n.fill(Limb::MAX),
             4 => {
                 for limb in n.iter_mut().take(len - 1).skip(1) {
@@ -533,7 +527,7 @@ mod tests {
                 }
                 n[len - 1] |= 1;
             }
-            _ => n[len - 1] = rng.limb() | 1,
+            _ => n[len - 1] = limb(rng) | 1,
         }
         n[0] |= 1;
         if n == [1] {
@@ -549,7 +543,7 @@ mod tests {
             1 => BigUint::from(1u32) % n,
             2 => n - BigUint::from(1u32),
             3 => (n - BigUint::from(1u32)) - (BigUint::from(1u32) % n),
-            _ => big(&(0..len).map(|_| rng.limb()).collect::<Vec<_>>()) % n,
+            _ => big(&(0..len).map(|_| limb(rng)).collect::<Vec<_>>()) % n,
         }
     }
 
@@ -614,7 +608,7 @@ mod tests {
                 // Powers, with exponents of up to two limbs (their steps are the products
                 // checked above, many times over).
                 let a = operand(&mut rng, &n_big, len);
-                let e: Vec<Limb> = (0..1 + rng.below(2)).map(|_| rng.limb()).collect();
+                let e: Vec<Limb> = (0..1 + rng.below(2)).map(|_| limb(&mut rng)).collect();
                 let e_big = big(&e);
                 let a_m = m.montgomery_form_of(&limbs(&a, len));
                 let power = m.pow(&a_m, &e);

@@ -581,21 +581,14 @@ mod tests {
         }
     }
 
-    /// xorshift64*: the generated operations' source (the same sequence on every run).
-    struct Rng(u64);
-
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 >> 12;
-            self.0 ^= self.0 << 25;
-            self.0 ^= self.0 >> 27;
-            self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-        }
-
-        fn below(&mut self, n: usize) -> usize {
-            (self.next() % n as u64) as usize
-        }
+    #[allow(dead_code)]
+    mod xorshift {
+        include!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../test-support/xorshift.rs"
+        ));
     }
+    use xorshift::Rng;
 
     /// A size: at and around every class boundary, small, up to twice the largest small
     /// block, and now and then beyond a chunk.

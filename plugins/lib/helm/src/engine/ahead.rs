@@ -351,30 +351,14 @@ mod tests {
         assert_eq!(hashes.in_place, ["pw"]);
     }
 
-    /// xorshift64*: the generated charts' and the random functions' source (no dependency,
-    /// the same charts and bytes on every run).
-    struct Rng(u64);
-
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 >> 12;
-            self.0 ^= self.0 << 25;
-            self.0 ^= self.0 >> 27;
-            self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-        }
-
-        fn below(&mut self, n: usize) -> usize {
-            (self.next() % n as u64) as usize
-        }
-
-        fn chance(&mut self, percent: usize) -> bool {
-            self.below(100) < percent
-        }
-
-        fn pick<T: Copy>(&mut self, items: &[T]) -> T {
-            items[self.below(items.len())]
-        }
+    #[allow(dead_code)]
+    mod xorshift {
+        include!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../test-support/xorshift.rs"
+        ));
     }
+    use xorshift::Rng;
 
     /// A random source for [`capstan_sprig::with_random_source`] from `seed`.
     fn seeded(seed: u64) -> impl FnMut(&mut [u8]) + 'static {

@@ -5,37 +5,17 @@
 //! patterns Go refuses. Each pattern is built with a text it should match (its witness);
 //! the cases try the witness, a mutation of it and a random text.
 
-/// A small, fast, seeded PRNG (xorshift64*): the same seed gives the same cases on every
-/// machine, so recorded answers stay valid.
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
-    }
-
-    pub fn next(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0 = x;
-        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    pub fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-
-    /// True `percent` times in a hundred.
-    pub fn chance(&mut self, percent: usize) -> bool {
-        self.below(100) < percent
-    }
-
-    pub fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len())]
-    }
+// The seeded source (xorshift64*, shared by the generated-input tests of every crate): the
+// same seed gives the same cases on every machine, so recorded answers can be recorded
+// again.
+#[allow(dead_code)]
+mod xorshift {
+    include!(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../test-support/xorshift.rs"
+    ));
 }
+use xorshift::Rng;
 
 /// How often, in a thousand picks, a construct Go refuses is picked over a valid one: often
 /// enough that every refusal is met thousands of times, rarely enough that most patterns
@@ -108,7 +88,7 @@ pub struct Generator {
 impl Generator {
     pub fn new(seed: u64) -> Generator {
         Generator {
-            rng: Rng::new(seed),
+            rng: Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1),
             depth: 0,
         }
     }
@@ -133,7 +113,7 @@ impl Generator {
             .map(|s| Case {
                 p: pattern.clone(),
                 s,
-                n: *self.rng.pick(COUNTS),
+                n: self.rng.pick(COUNTS),
                 r: self.rng.pick(TEMPLATES).to_string(),
             })
             .collect()
@@ -142,15 +122,15 @@ impl Generator {
     /// A valid item, or now and then one Go refuses.
     fn either<T: Copy>(&mut self, valid: &[T], refused: &[T]) -> T {
         if self.rng.next() % 1000 < REFUSED_PER_MILLE {
-            *self.rng.pick(refused)
+            self.rng.pick(refused)
         } else {
-            *self.rng.pick(valid)
+            self.rng.pick(valid)
         }
     }
 
     fn random_text(&mut self) -> String {
         let len = self.rng.below(8);
-        (0..len).map(|_| *self.rng.pick(ALPHABET)).collect()
+        (0..len).map(|_| self.rng.pick(ALPHABET)).collect()
     }
 
     fn mutate(&mut self, text: &str) -> String {
@@ -162,11 +142,11 @@ impl Generator {
             }
             1 => {
                 let at = self.rng.below(chars.len() + 1);
-                chars.insert(at, *self.rng.pick(ALPHABET));
+                chars.insert(at, self.rng.pick(ALPHABET));
             }
             2 if !chars.is_empty() => {
                 let at = self.rng.below(chars.len());
-                chars[at] = *self.rng.pick(ALPHABET);
+                chars[at] = self.rng.pick(ALPHABET);
             }
             _ => {
                 let copy = chars.clone();
@@ -208,7 +188,7 @@ impl Generator {
 
     fn char_boundary(&mut self, s: &str) -> usize {
         let bounds: Vec<usize> = (0..=s.len()).filter(|&i| s.is_char_boundary(i)).collect();
-        *self.rng.pick(&bounds)
+        self.rng.pick(&bounds)
     }
 
     fn alternation(&mut self) -> (String, String) {
@@ -278,21 +258,21 @@ impl Generator {
             }
             9 => {
                 // Go's limits: 1000 is the largest count; nested counts multiply.
-                let n = *self
+                let n = self
                     .rng
                     .pick(&[999, 1000, 1001, 500, 2000, 100_000_000, 99_999_999]);
                 (format!("{{{n}}}"), 0)
             }
             10 => {
                 // Braces that start no repetition are literals.
-                let text = *self
+                let text = self
                     .rng
                     .pick(&["{", "{,3}", "{01}", "{1,02}", "{x}", "{2", "{2,"]);
                 (text.to_string(), 0)
             }
             _ => {
                 // Stacked operators, which Go refuses.
-                let text = *self.rng.pick(&["**", "+*", "*?+", "{2}{3}", "??", "+?*"]);
+                let text = self.rng.pick(&["**", "+*", "*?+", "{2}{3}", "??", "+?*"]);
                 (text.to_string(), 1)
             }
         };
@@ -309,20 +289,20 @@ impl Generator {
             6 => self.perl_class(),
             7 => self.unicode_class(),
             8 | 9 => self.class(),
-            10 => (".".into(), (*self.rng.pick(&["a", "\n", "é", " "])).into()),
+            10 => (".".into(), (self.rng.pick(&["a", "\n", "é", " "])).into()),
             11 => {
-                let anchor = *self.rng.pick(&["^", "$", "\\A", "\\z", "\\b", "\\B"]);
+                let anchor = self.rng.pick(&["^", "$", "\\A", "\\z", "\\b", "\\B"]);
                 (anchor.into(), String::new())
             }
             12 => {
                 let text: String = (0..self.rng.below(4))
-                    .map(|_| *self.rng.pick(ALPHABET))
+                    .map(|_| self.rng.pick(ALPHABET))
                     .collect();
                 let end = if self.rng.chance(80) { "\\E" } else { "" };
                 (format!("\\Q{text}{end}"), text)
             }
             13 => {
-                let flags = *self.rng.pick(&[
+                let flags = self.rng.pick(&[
                     "(?i)", "(?s)", "(?m)", "(?U)", "(?-i)", "(?i-s)", "(?)", "(?ims)",
                 ]);
                 (flags.into(), String::new())
@@ -332,7 +312,7 @@ impl Generator {
     }
 
     fn literal(&mut self) -> (String, String) {
-        let c = *self.rng.pick(ALPHABET);
+        let c = self.rng.pick(ALPHABET);
         let text = if "\\.+*?()|[]{}^$".contains(c) {
             format!("\\{c}")
         } else {
@@ -403,8 +383,8 @@ impl Generator {
             ("\\w", &["a", "_", "Z", "9"]),
             ("\\W", &["-", "é", "\u{212A}"]),
         ];
-        let (p, ws) = *self.rng.pick(classes);
-        (p.into(), (*self.rng.pick(ws)).into())
+        let (p, ws) = self.rng.pick(classes);
+        (p.into(), (self.rng.pick(ws)).into())
     }
 
     fn unicode_class(&mut self) -> (String, String) {
@@ -489,7 +469,7 @@ impl Generator {
             pattern.push(']');
         }
         if negated {
-            witness = (*self.rng.pick(&["#", "\n", "é", "a"])).into();
+            witness = (self.rng.pick(&["#", "\n", "é", "a"])).into();
         }
         (pattern, witness)
     }
@@ -497,7 +477,7 @@ impl Generator {
     fn class_item(&mut self) -> (String, String) {
         match self.rng.below(11) {
             0 | 1 => {
-                let c = *self.rng.pick(ALPHABET);
+                let c = self.rng.pick(ALPHABET);
                 let text = if "\\[]^-".contains(c) {
                     format!("\\{c}")
                 } else {
@@ -576,7 +556,7 @@ impl Generator {
                     ("\\.-\\w", ""),
                     ("\\--a", "Z"),
                 ];
-                let (p, w) = *self.rng.pick(mixed);
+                let (p, w) = self.rng.pick(mixed);
                 (p.into(), w.into())
             }
             8 => {
@@ -615,15 +595,15 @@ impl Generator {
             4 | 5 => "(?:".to_string(),
             6 => format!("(?P<{}>", self.rng.pick(NAMES)),
             7 => format!("(?<{}>", self.rng.pick(NAMES)),
-            8 => (*self
+            8 => (self
                 .rng
                 .pick(&["(?i:", "(?s:", "(?m:", "(?U:", "(?i-s:", "(?-i:", "(?is:"]))
             .to_string(),
-            9 => (*self.rng.pick(&["(?i)(", "(?s)("])).to_string(),
+            9 => (self.rng.pick(&["(?i)(", "(?s)("])).to_string(),
             10 => String::new(),
             _ => {
                 // Refused by Go.
-                (*self.rng.pick(&[
+                (self.rng.pick(&[
                     "(?x", "(?P=a)(", "(?P<>", "(?<a-b>", "(?'a'", "(?-)(", "(?i-)(", "(?--i:",
                     "(?P>", "(?#", "(?=", "(?!", "(?<=",
                 ]))
@@ -639,7 +619,7 @@ impl Generator {
 
     /// A malformed fragment spliced into a pattern.
     fn malformed(&mut self) -> (String, String) {
-        let bad = *self.rng.pick(&[
+        let bad = self.rng.pick(&[
             ")",
             "(",
             "[",
