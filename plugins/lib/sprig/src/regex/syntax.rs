@@ -879,17 +879,9 @@ pub fn is_letter_or_digit(c: char) -> bool {
         clean(ranges)
     });
     let c = c as u32;
-    table
-        .binary_search_by(|&(lo, hi)| {
-            if hi < c {
-                std::cmp::Ordering::Less
-            } else if lo > c {
-                std::cmp::Ordering::Greater
-            } else {
-                std::cmp::Ordering::Equal
-            }
-        })
-        .is_ok()
+    // The first range not wholly below `c` holds it, if any does.
+    let at = table.partition_point(|&(_, hi)| hi < c);
+    table.get(at).is_some_and(|&(lo, _)| lo <= c)
 }
 
 /// Sorted, merged ranges.
