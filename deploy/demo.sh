@@ -16,7 +16,9 @@ step "building the control-plane tools (cached after the first run)"
 make --no-print-directory tools
 step "building capstan and its plugins"
 make --no-print-directory plugins >/dev/null
-cargo build -p capstan
+# The binaries in the feature set of `make test`'s host build (HOST_BINS in the Makefile):
+# right after `make test` this compiles nothing.
+make --no-print-directory build
 bin=$(tests/cluster/tools-dir)
 export KUBECONFIG=$cluster/kubeconfig
 export HELM_CACHE_HOME=$work/helm/cache HELM_CONFIG_HOME=$work/helm/config HELM_DATA_HOME=$work/helm/data
