@@ -25,7 +25,7 @@ PLUGIN_OUT := target/$(PLUGIN_TARGET)/plugin
 PRODUCT_PLUGINS := source-git source-helm-repo source-oci backend-helm3 backend-helm2 compat-helm
 TEST_PLUGINS := spin-forever allocate-forever trap host-probe wrong-world future-major
 
-.PHONY: regex-oracle chaos-smoke image ssh-server supply-chain fuzz fuzz-smoke all build plugins python-plugins helm4-plugins helm-free-host fmt-check clippy unit-test tool-test oracles integration-test test test-fresh tools cluster-up cluster-down demo bench bench-render clean-cache
+.PHONY: regex-oracle chaos-smoke image ssh-server supply-chain fuzz fuzz-smoke all build plugins python-plugins helm4-plugins helm-free-host host-structure fmt-check clippy unit-test tool-test oracles integration-test test test-fresh tools cluster-up cluster-down demo bench bench-render clean-cache
 
 all: build plugins
 
@@ -85,6 +85,11 @@ helm-free-host:
 	@if $(CARGO) tree -p capstan -e normal,build,dev | grep -E 'capstan-(helm|gotmpl|goyaml|sprig)'; then \
 		echo "the host depends on a Helm library (above)" >&2; exit 1; \
 	else echo "host: no Helm library in cargo tree -p capstan"; fi
+
+## The host's crates (`host`, `crates/*`): no import circle between modules, no source file
+## over 800 lines, no main.rs over 200 (scripts/check-host-structure; `--report` for the graph).
+host-structure:
+	scripts/check-host-structure
 
 ## Unit tests and component tests: no cluster and no built tool needed. They run with the
 ## tools folder pointed at an empty one (target/no-tools), so a test here that starts
