@@ -5,7 +5,7 @@
 //! components loaded by [`plugins::PluginRuntime`] and reached through the WIT package in
 //! `wit/`; what they may touch is granted per call by [`capabilities`].
 
-pub mod api;
+pub use capstan_api as api;
 pub mod capabilities;
 pub mod config;
 pub mod controller;
