@@ -25,7 +25,7 @@ PLUGIN_OUT := target/$(PLUGIN_TARGET)/plugin
 PRODUCT_PLUGINS := source-git source-helm-repo source-oci backend-helm3 backend-helm2 compat-helm
 TEST_PLUGINS := spin-forever allocate-forever trap host-probe wrong-world future-major
 
-.PHONY: regex-oracle chaos-smoke image ssh-server supply-chain fuzz fuzz-smoke all build plugins python-plugins helm4-plugins helm-free-host host-structure fmt-check clippy unit-test tool-test oracles integration-test test test-fresh tools cluster-up cluster-down demo bench bench-render clean-cache
+.PHONY: e2e-helm-operator regex-oracle chaos-smoke image ssh-server supply-chain fuzz fuzz-smoke all build plugins python-plugins helm4-plugins helm-free-host host-structure fmt-check clippy unit-test tool-test oracles integration-test test test-fresh tools cluster-up cluster-down demo bench bench-render clean-cache
 
 all: build plugins
 
@@ -222,3 +222,9 @@ bench-render:
 
 demo: plugins tools
 	deploy/demo.sh
+
+## The Flux Helm Operator's own e2e suite (../shared/helm-operator-e2e, unmodified) against
+## Capstan, for Helm v3 and v2, in a world of its own: control plane, Tiller, git and chart
+## servers, kwok stages (tests/e2e/helm-operator/README.md).
+e2e-helm-operator: plugins tools ssh-server build
+	tests/e2e/helm-operator/run
