@@ -33,6 +33,9 @@ world_check() {
     source lib/env.bash; source lib/defer.bash; source lib/install.bash; source lib/poll.bash
     check_world_pieces "$scratch"
     run_deferred >/dev/null 2>&1
+    # The suite's Helm clients start without repositories, as they did.
+    helm3 repo remove podinfo kong museum >/dev/null 2>&1
+    helm2 repo remove podinfo >/dev/null 2>&1
     kubectl delete namespace "$E2E_NAMESPACE" "$DEMO_NAMESPACE" --ignore-not-found --wait >/dev/null 2>&1
     exit "$check_failures"
   )
