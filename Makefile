@@ -9,15 +9,16 @@ CARGO ?= cargo
 # the binaries and every test target once, and each `cargo test $(HOST)` reuses it.
 HOST := --workspace
 HOST_BUILD := $(CARGO) build $(HOST) --bins --tests
-# The binaries alone (`make build`, `make demo`) in that same feature set, so that right
-# after `make test` they compile nothing and before it they compile nothing `make test`
-# would not reuse. A selection without tests leaves out the dev-dependencies' features
-# (`--workspace --bins` alone rebuilds kube-runtime, rand, rsa, zerocopy and what depends
-# on them; `-p capstan` also hyper, kube-client, cranelift and wasmtime); `--examples` needs
-# the dev-dependencies too, so Cargo resolves them as with `--tests`, and the examples are
-# small native programs of the rendering crates where the tests are a dozen binaries that
-# each link wasmtime and kube. Checked with `cargo +nightly build -Z unstable-options
-# --unit-graph`: the capstan and chaos binaries' units are the same under both selections.
+# The binaries alone (`make build`, `make demo`) in that same feature set: right after
+# `make test` they rebuild no dependency (only the small examples compile, once), and a
+# later `make test` reuses all they built. A selection without tests leaves out the
+# dev-dependencies' features (`--workspace --bins` alone rebuilds kube-runtime, rand, rsa,
+# zerocopy and what depends on them; `-p capstan` also hyper, kube-client, cranelift and
+# wasmtime); `--examples` needs the dev-dependencies too, so Cargo resolves them as with
+# `--tests`, and the examples are small native programs of the rendering crates where the
+# tests are a dozen binaries that each link wasmtime and kube. Checked with `cargo +nightly
+# build -Z unstable-options --unit-graph`: the capstan and chaos binaries' units are the
+# same under both selections.
 HOST_BINS := $(CARGO) build $(HOST) --bins --examples
 PLUGIN_TARGET := wasm32-wasip2
 PLUGIN_OUT := target/$(PLUGIN_TARGET)/plugin

@@ -17,7 +17,7 @@ make --no-print-directory tools
 step "building capstan and its plugins"
 make --no-print-directory plugins >/dev/null
 # The binaries in the feature set of `make test`'s host build (HOST_BINS in the Makefile):
-# right after `make test` this compiles nothing.
+# right after `make test` this rebuilds no dependency.
 make --no-print-directory build
 bin=$(tests/cluster/tools-dir)
 export KUBECONFIG=$cluster/kubeconfig
