@@ -302,6 +302,9 @@ enum PluginCommand {
 struct HelmStyleError(String);
 
 fn main() -> std::process::ExitCode {
+    // Fault-injection points of the crash tests, from `FAILPOINTS` (inert without the
+    // `failpoints` feature).
+    let _failpoints = fail::FailScenario::setup();
     match run_cli() {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(error) => {
@@ -1188,7 +1191,7 @@ async fn run(
         {
             let recorder = kube::runtime::events::Recorder::new(
                 client.clone(),
-                capstan::controller::reporter(),
+                capstan::controller::run::reporter(),
             );
             reloader = reloader.with_events(
                 recorder,
@@ -1362,8 +1365,9 @@ async fn operate(
     reloads: tokio::sync::mpsc::UnboundedReceiver<()>,
     mut stop: tokio::sync::watch::Receiver<bool>,
 ) -> anyhow::Result<()> {
+    use capstan::controller::context::{Context, ControllerOptions};
     use capstan::controller::leader::{LeaderElection, LeaseOptions};
-    use capstan::controller::{self, Context, ControllerOptions};
+    use capstan::controller::run as controller;
     use std::sync::Arc;
     use std::time::Duration;
 
@@ -1391,7 +1395,7 @@ async fn operate(
         recorder: kube::runtime::events::Recorder::new(client.clone(), controller::reporter()),
         client,
         backends: Arc::clone(&parts.backends),
-        artifacts: Arc::new(controller::sourcing::Artifacts::default()),
+        artifacts: Arc::new(capstan::controller::sourcing::Artifacts::default()),
         artifact_store: parts.artifact_store,
         metrics: parts.metrics,
         discovery: Arc::new(capstan::capabilities::kube::DiscoveryCache::default()),

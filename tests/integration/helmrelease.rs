@@ -8,7 +8,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use capstan::api::HelmRelease;
+use capstan::api::{HelmRelease, ReleaseAction, RemediationStrategy};
 use kube::Api;
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
 
@@ -81,6 +81,21 @@ impl Operator {
         config: &str,
         extra: &[&str],
     ) -> Operator {
+        Operator::spawn(cluster, dir, config, extra, &[])
+    }
+
+    /// [`Operator::start`] with environment variables `env` (e.g. `FAILPOINTS`).
+    pub fn start_with_env(cluster: &Cluster, dir: &Path, env: &[(&str, &str)]) -> Operator {
+        Operator::spawn(cluster, dir, &Operator::config_with(""), &[], env)
+    }
+
+    fn spawn(
+        cluster: &Cluster,
+        dir: &Path,
+        config: &str,
+        extra: &[&str],
+        env: &[(&str, &str)],
+    ) -> Operator {
         let config_path = Operator::config_path(dir);
         std::fs::write(&config_path, config).unwrap();
         let log = dir.join(format!(
@@ -99,6 +114,7 @@ impl Operator {
             .env("KUBECONFIG", cluster.kubeconfig())
             .env("RUST_LOG", "info")
             .env("XDG_CACHE_HOME", dir.join("xdg"))
+            .envs(env.iter().copied())
             .stdout(Stdio::null())
             .stderr(log_file)
             .spawn()
@@ -966,6 +982,116 @@ pub async fn a_failed_upgrade_is_rolled_back_when_asked(cluster: Arc<Cluster>) {
         api.delete(name, &DeleteParams::default()).await.unwrap();
         wait_gone(&api, name, &operator).await;
     }
+}
+
+/// The reconcile records a failed upgrade, with the remediation it is owed, before the
+/// remediation runs: an operator killed (SIGKILL) between the two rolls back after its
+/// restart, counts the failure once, and does not upgrade again.
+pub async fn a_failed_upgrade_is_rolled_back_after_a_crash_before_the_rollback(
+    cluster: Arc<Cluster>,
+) {
+    install_crd(&cluster);
+    let dir = tempfile::tempdir().unwrap();
+    let repo = chart_repository(dir.path());
+    let url = format!("file://{}", repo.display());
+    let ns = cluster.create_namespace("hr-crash-rollback").await;
+    let api: Api<HelmRelease> = Api::namespaced(cluster.client().await, &ns);
+    let hello = helm_release(
+        "hello",
+        &ns,
+        serde_json::json!({
+            "chart": {"git": url, "ref": "main", "path": "charts/hello"},
+            "timeout": 5,
+            "rollback": {"enable": true},
+        }),
+    );
+    api.create(&PostParams::default(), &hello).await.unwrap();
+    // This operator stops dead before any remediation (the `fail` crate's `pause`).
+    let mut operator = Operator::start_with_env(
+        &cluster,
+        dir.path(),
+        &[("FAILPOINTS", "before-remediation=pause")],
+    );
+    let long = Duration::from_secs(120);
+    wait_for(&api, "hello", &operator, "Ready", long, ready).await;
+    patch_spec(
+        &api,
+        "hello",
+        serde_json::json!({"values": {"nodeSelector": {"capstan.dev/no-such-node": "true"}}}),
+    )
+    .await;
+    let failed = wait_for(
+        &api,
+        "hello",
+        &operator,
+        "the failed upgrade recorded with its rollback owed",
+        long,
+        |hr| {
+            hr.status.as_ref().is_some_and(|s| {
+                s.upgrade_failures == 1
+                    && s.pending_remediation == Some(RemediationStrategy::Rollback)
+            })
+        },
+    )
+    .await;
+    let deadline = Instant::now() + long;
+    while !operator
+        .log()
+        .contains("failpoint before-remediation reached")
+    {
+        assert!(
+            Instant::now() < deadline,
+            "the operator never reached the remediation:\n{}",
+            operator.log()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    operator.kill();
+    let status = failed.status.unwrap();
+    assert_eq!(status.last_failed_action, Some(ReleaseAction::Upgrade));
+    assert_eq!(status.last_failed_revision, Some(2));
+    assert_eq!(status.rollback_count, 0);
+    let release = format!("{ns}-hello");
+    assert_eq!(
+        release_statuses(&cluster, &release, &ns),
+        ["deployed", "failed"],
+        "killed before the rollback (a failed upgrade leaves the last good revision deployed)"
+    );
+
+    // Restarted: the rollback it was owed runs first; the upgrade is not tried again
+    // (rollback.retry is false), and the failure is counted once.
+    let operator = Operator::start(&cluster, dir.path(), &[]);
+    let rolled_back = wait_for(
+        &api,
+        "hello",
+        &operator,
+        "RolledBack and Stalled after the restart",
+        long,
+        |hr| {
+            condition(hr, "RolledBack").is_some_and(|c| c.status == "True")
+                && condition(hr, "Stalled").is_some_and(|c| c.status == "True")
+        },
+    )
+    .await;
+    assert_eq!(
+        condition(&rolled_back, "Stalled").unwrap().reason,
+        "RolledBack"
+    );
+    let status = rolled_back.status.unwrap();
+    assert_eq!(status.upgrade_failures, 1, "{status:?}");
+    assert_eq!(status.failures, 1, "{status:?}");
+    assert_eq!(status.rollback_count, 1, "{status:?}");
+    assert_eq!(status.revision, Some(3), "{status:?}");
+    assert_eq!(status.pending_remediation, None, "{status:?}");
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    assert_eq!(
+        release_statuses(&cluster, &release, &ns),
+        ["superseded", "failed", "deployed"],
+        "{}",
+        operator.log()
+    );
+    api.delete("hello", &DeleteParams::default()).await.unwrap();
+    wait_gone(&api, "hello", &operator).await;
 }
 
 /// Removes a label from the fake node, also when the test fails.

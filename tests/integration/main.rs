@@ -97,6 +97,14 @@ const TESTS: &[(&str, TestFn)] = &[
         Box::pin(helmrelease::a_failed_upgrade_is_rolled_back_when_asked(c))
     }),
     (
+        "a_failed_upgrade_is_rolled_back_after_a_crash_before_the_rollback",
+        |c| {
+            Box::pin(
+                helmrelease::a_failed_upgrade_is_rolled_back_after_a_crash_before_the_rollback(c),
+            )
+        },
+    ),
+    (
         "a_follower_finishes_the_install_its_killed_leader_began",
         |c| Box::pin(helmrelease::a_follower_finishes_the_install_its_killed_leader_began(c)),
     ),

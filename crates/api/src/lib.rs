@@ -7,6 +7,7 @@ mod chart;
 mod crd;
 mod names;
 mod post_render;
+mod remediation;
 mod schema;
 mod spec;
 mod status;
@@ -15,6 +16,7 @@ pub use chart::*;
 pub use crd::*;
 pub use names::*;
 pub use post_render::*;
+pub use remediation::*;
 pub use spec::*;
 pub use status::*;
 

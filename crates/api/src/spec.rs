@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::chart::{ChartSource, HelmVersion, NamespacedRef};
 use crate::post_render::{PatchTarget, PostRenderStrategy, PostRenderer};
+use crate::remediation::RemediationStrategy;
 use crate::schema::free_form_object;
 use crate::status::HelmReleaseStatus;
 
@@ -350,8 +351,9 @@ pub struct UpgradeSpec {
 #[derive(Deserialize, Serialize, Clone, Debug, Default, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Remediation {
-    /// Attempts after the first failure before the release is `Stalled`; default 0; -1
-    /// retries forever.
+    /// Attempts after the first failure before the release is `Stalled`: default 0 (Flux
+    /// v2's meaning); -1 retries forever. Without a `remediation` block, failures are
+    /// retried forever with backoff (the Flux Helm Operator's meaning).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = -1))]
     pub retries: Option<i64>,
@@ -360,16 +362,6 @@ pub struct Remediation {
     /// next attempt installs it afresh); default: as `rollback.enable` says.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub strategy: Option<RemediationStrategy>,
-}
-
-/// How a failed upgrade is remediated.
-#[derive(Deserialize, Serialize, Clone, Copy, Debug, PartialEq, Eq, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum RemediationStrategy {
-    /// Roll back to the last deployed revision.
-    Rollback,
-    /// Uninstall the release.
-    Uninstall,
 }
 
 /// One source of values (exactly one of its fields).

@@ -3,6 +3,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::remediation::{ReleaseAction, RemediationStrategy};
+
 /// Observed state of a HelmRelease.
 #[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -55,6 +57,19 @@ pub struct HelmReleaseStatus {
     /// Rollbacks since the last successful upgrade.
     #[serde(default)]
     pub rollback_count: i64,
+    /// The last release action that failed since the last successful install or upgrade
+    /// (written before the next action starts, so a restarted operator continues from it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_failed_action: Option<ReleaseAction>,
+    /// The revision the last failed install or upgrade left behind (a `failed` record, or
+    /// a deployed revision whose tests failed), when there is one to remediate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_failed_revision: Option<i64>,
+    /// The remediation the last failed upgrade is owed and has not had yet: the next
+    /// reconcile runs it before anything else while the release is still at
+    /// `lastFailedRevision`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending_remediation: Option<RemediationStrategy>,
     /// Last handled `capstan.dev/reconcile-at` value.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_handled_reconcile_at: Option<String>,

@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use super::Context;
+use super::context::Context;
 use super::helm_tests::tests_enabled;
 use crate::api::{DriftMode, HelmRelease};
 use crate::capabilities::post_render::PostRenderGrant;
@@ -33,7 +33,7 @@ pub(crate) fn release_context_refusal(
         .drift_detection
         .as_ref()
         .is_some_and(|d| d.mode != DriftMode::Disabled);
-    let field = if let Some(namespace) = super::storage_namespace(hr, release) {
+    let field = if let Some(namespace) = super::context::storage_namespace(hr, release) {
         format!(
             "storageNamespace {namespace} (the records would stay in {})",
             release.namespace

@@ -1,17 +1,17 @@
-//! The release reconcile's choices, as Flux's `internal/reconcile` makes them: after
-//! observing a release, which step comes next ([`next_step`]); after an install or upgrade
-//! failed, which remediation runs ([`remediation`]) and what follows it
-//! ([`after_failure`]). They read only what they are given (no cluster, no backend), so
-//! every rule has its own unit test; `reconcile.rs` runs the step they choose.
+//! The release reconcile's one choice, as Flux's `internal/reconcile` makes it: from the
+//! release as observed and the failure history the status keeps, the next action
+//! ([`next_action`]). It reads only what it is given (no cluster, no backend), so every rule
+//! has its own unit test; `reconcile.rs` runs the action it chooses, writes the status, and
+//! asks again until an action says the reconcile is done.
 
-use crate::api::{DEFAULT_ROLLBACK_MAX_RETRIES, RemediationStrategy, Rollback};
+use crate::api::{DEFAULT_ROLLBACK_MAX_RETRIES, ReleaseAction, RemediationStrategy, Rollback};
 use crate::capabilities::release_context::DriftCheck;
 use crate::plugins::bindings::types::ReleaseStatus;
 
 /// The `Stalled` reasons of a digest whose install or upgrade failed as often as allowed.
 pub(crate) const GAVE_UP_REASONS: &[&str] = &["RetriesExhausted", "RolledBack"];
 
-/// What a reconcile knows when it chooses the next step.
+/// What a reconcile knows when it chooses the next action.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Facts<'a> {
     /// A sync was asked for by annotation (`reconcile.fluxcd.io/forceAt`-style) and not yet
@@ -34,6 +34,39 @@ pub(crate) struct Facts<'a> {
     pub recorded_revision: Option<i64>,
     /// The release as its backend reports it now: status and revision.
     pub current: Option<(ReleaseStatus, u32)>,
+    /// Failures and remediations since the last success, as the status keeps them.
+    pub history: History,
+    /// An action of this reconcile failed, or remediated a failure: the rest waits for a
+    /// backoff (a retry is never run back to back with the failure it retries).
+    pub failed_this_pass: bool,
+}
+
+/// The failure history of a release, from its status.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct History {
+    /// Consecutive failures of the attempted digest.
+    pub failures: i64,
+    /// Rollbacks since the last successful upgrade.
+    pub rollbacks: i64,
+    /// The `RolledBack` condition is true: the last failed upgrade was rolled back.
+    pub rolled_back: bool,
+    /// The last action that failed.
+    pub last_failed: Option<ReleaseAction>,
+    /// The revision the last failed install or upgrade left behind.
+    pub last_failed_revision: Option<i64>,
+    /// The remediation the last failed upgrade is owed.
+    pub pending: Option<RemediationStrategy>,
+}
+
+/// What the spec says about failures.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct FailurePolicy<'a> {
+    /// `rollback` (the Flux Helm Operator's rules: `enable`, `retry`, `maxRetries`).
+    pub rollback: Option<&'a Rollback>,
+    /// Retries allowed after a failed install; `None`: forever.
+    pub install_retries: Option<i64>,
+    /// Retries allowed after a failed upgrade; `None`: forever.
+    pub upgrade_retries: Option<i64>,
 }
 
 impl Facts<'_> {
@@ -47,11 +80,36 @@ impl Facts<'_> {
                     && Some(i64::from(revision)) == self.recorded_revision
             })
     }
+
+    /// The remediation owed to the last failed upgrade, while the release is still what
+    /// that failure left (someone else changing it — or the remediation having run before
+    /// its status was written — settles the debt).
+    fn owed_remediation(&self) -> Option<RemediationStrategy> {
+        let pending = self.history.pending?;
+        let (_, revision) = self.current?;
+        (self.history.last_failed_revision == Some(i64::from(revision))).then_some(pending)
+    }
+
+    /// The last attempt at this very digest failed.
+    fn retrying(&self) -> bool {
+        self.history.failures > 0 && self.attempted_digest == Some(self.desired_digest)
+    }
 }
 
-/// The next step of a reconcile.
+/// Why a release stopped retrying.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum GiveUp {
+    /// `failures` attempts, more than the remediation's `retries` allow.
+    RetriesExhausted { failures: i64 },
+    /// Rolled back; not retried (`rollback.retry: false`).
+    RolledBackNoRetry,
+    /// Rolled back `count` times, as many as `rollback.maxRetries` allows.
+    RollbacksExhausted { count: i64 },
+}
+
+/// The next action of a reconcile.
 #[derive(Debug, Clone)]
-pub(crate) enum Step {
+pub(crate) enum Action {
     /// In line with the spec: nothing to do until the next interval. `drift_off`: drift
     /// detection is not configured (its condition goes).
     InLine { drift_off: bool },
@@ -61,104 +119,124 @@ pub(crate) enum Step {
     InvalidDriftDetection(String),
     /// This digest already failed as often as allowed: wait for a change of the spec.
     AwaitChange,
-    /// Install or upgrade.
-    Sync,
+    /// Install the release.
+    Install,
+    /// Upgrade the release.
+    Upgrade,
+    /// Roll the failed upgrade back to the last deployed revision.
+    Rollback,
+    /// Uninstall the failed upgrade, so that the next attempt installs afresh.
+    UninstallRemediation,
+    /// A failure was recorded (and remediated, if asked): retry after a backoff.
+    RetryLater,
+    /// Stop retrying until the spec changes.
+    GiveUp(GiveUp),
 }
 
-/// Choose the next step. `drift` reads the release's drift detection settings and `due`
+/// Choose the next action. `drift` reads the release's drift detection settings and `due`
 /// says whether a comparison is due (it books the slot: called only when a comparison would
 /// run, at most once per release per interval).
-pub(crate) fn next_step(
+pub(crate) fn next_action(
     facts: &Facts<'_>,
+    policy: &FailurePolicy<'_>,
     drift: impl FnOnce() -> Result<Option<DriftCheck>, String>,
     due: impl FnOnce() -> bool,
-) -> Step {
-    if !facts.forced && facts.in_line() {
-        return match drift() {
-            Ok(Some(check)) if due() => Step::CheckDrift(check),
-            Ok(check) => Step::InLine {
-                drift_off: check.is_none(),
-            },
-            Err(message) => Step::InvalidDriftDetection(message),
+) -> Action {
+    match facts.owed_remediation() {
+        Some(RemediationStrategy::Rollback) => return Action::Rollback,
+        Some(RemediationStrategy::Uninstall) => return Action::UninstallRemediation,
+        None => {}
+    }
+    if facts.failed_this_pass {
+        return match give_up(facts, policy) {
+            Some(reason) => Action::GiveUp(reason),
+            None => Action::RetryLater,
         };
     }
-    if !facts.forced && facts.gave_up && facts.attempted_digest == Some(facts.desired_digest) {
-        return Step::AwaitChange;
+    if !facts.forced && facts.in_line() {
+        return match drift() {
+            Ok(Some(check)) if due() => Action::CheckDrift(check),
+            Ok(check) => Action::InLine {
+                drift_off: check.is_none(),
+            },
+            Err(message) => Action::InvalidDriftDetection(message),
+        };
     }
-    Step::Sync
+    if !facts.forced && facts.retrying() {
+        if facts.gave_up {
+            return Action::AwaitChange;
+        }
+        // The give-up was not written (the operator stopped between the failure and its
+        // verdict): reach it now rather than retry past the limit.
+        if let Some(reason) = give_up(facts, policy) {
+            return Action::GiveUp(reason);
+        }
+    }
+    match facts.current {
+        None => Action::Install,
+        Some(_) => Action::Upgrade,
+    }
 }
 
-/// What remediates a failed install or upgrade, before any retry.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Remediation {
-    /// Roll the upgrade back to the last deployed revision.
-    pub rollback: bool,
-    /// Uninstall the release, so that the next attempt installs afresh.
-    pub uninstall: bool,
+/// Whether the failures recorded so far exhaust what the spec allows: with `rollback.enable`
+/// and a rolled-back upgrade deployed, the Helm Operator's rollback rules (`retry`,
+/// `maxRetries` counted in rollbacks, default [`DEFAULT_ROLLBACK_MAX_RETRIES`], 0
+/// unlimited); otherwise Flux's (`install|upgrade.remediation.retries`: give up once the
+/// failures exceed them).
+fn give_up(facts: &Facts<'_>, policy: &FailurePolicy<'_>) -> Option<GiveUp> {
+    let history = &facts.history;
+    let deployed = facts
+        .current
+        .is_some_and(|(status, _)| status == ReleaseStatus::Deployed);
+    let upgrade_failed = history.last_failed != Some(ReleaseAction::Install);
+    match policy.rollback.filter(|r| r.enable) {
+        Some(rollback) if upgrade_failed && deployed && history.rolled_back => {
+            let max = rollback.max_retries.unwrap_or(DEFAULT_ROLLBACK_MAX_RETRIES);
+            if !rollback.retry {
+                Some(GiveUp::RolledBackNoRetry)
+            } else if max > 0 && history.rollbacks >= max {
+                Some(GiveUp::RollbacksExhausted {
+                    count: history.rollbacks,
+                })
+            } else {
+                None
+            }
+        }
+        _ => {
+            let allowed = if upgrade_failed {
+                policy.upgrade_retries
+            } else {
+                policy.install_retries
+            };
+            allowed
+                .filter(|allowed| history.failures > *allowed)
+                .map(|_| GiveUp::RetriesExhausted {
+                    failures: history.failures,
+                })
+        }
+    }
 }
 
-/// The remediation of a failed sync: an upgrade is rolled back when the spec asks for it
-/// (`rollback.enable`, or `upgrade.remediation.strategy: rollback`) and there is something to
-/// roll back from (a `failed` revision was recorded, or the new revision's tests failed — a
-/// failure before any record, e.g. a render error, leaves the deployed revision as it was);
-/// it is uninstalled with strategy `uninstall`. A failed install is only retried.
-pub(crate) fn remediation(
+/// The remediation a failed sync is owed, decided when it fails: an upgrade is rolled back
+/// when the spec asks for it (`rollback.enable`, or `upgrade.remediation.strategy:
+/// rollback`) and there is something to roll back from (a `failed` revision was recorded,
+/// or the new revision's tests failed — a failure before any record, e.g. a render error,
+/// leaves the deployed revision as it was); it is uninstalled with strategy `uninstall`. A
+/// failed install is only retried.
+pub(crate) fn remediation_owed(
     installing: bool,
     rolls_back: bool,
     strategy: Option<RemediationStrategy>,
-    recorded_failed: bool,
-    tests_failed: bool,
-) -> Remediation {
-    Remediation {
-        rollback: !installing && rolls_back && (recorded_failed || tests_failed),
-        uninstall: !installing && strategy == Some(RemediationStrategy::Uninstall),
-    }
-}
-
-/// What follows a failed sync once it is remediated.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum AfterFailure {
-    /// Rolled back (this is rollback number `count`); the upgrade is retried after a backoff.
-    RolledBackRetry { count: i64 },
-    /// Rolled back; not retried (`rollback.retry: false`).
-    RolledBackStop,
-    /// Rolled back `count` times, as many as `rollback.maxRetries` allows: stall.
-    RolledBackExhausted { count: i64 },
-    /// `failures` attempts, more than the remediation's `retries` allow: stall.
-    Exhausted,
-    /// Retry after a backoff.
-    Retry,
-}
-
-/// What follows a failed sync: with `rollback.enable` and a deployed revision after the
-/// remediation (it was rolled back), Helm Operator's rollback rules (`retry`, `maxRetries`
-/// counted in rollbacks, default [`DEFAULT_ROLLBACK_MAX_RETRIES`], 0 unlimited); otherwise
-/// Flux's (`install|upgrade.remediation.retries`: stall once the failures exceed them).
-/// `rollbacks` is the count before this failure.
-pub(crate) fn after_failure(
-    installing: bool,
-    rollback: Option<&Rollback>,
-    deployed_after: bool,
-    rollbacks: i64,
-    failures: i64,
-    retries_allowed: Option<i64>,
-) -> AfterFailure {
-    match rollback.filter(|r| r.enable) {
-        Some(rollback) if !installing && deployed_after => {
-            let count = rollbacks + 1;
-            let max = rollback.max_retries.unwrap_or(DEFAULT_ROLLBACK_MAX_RETRIES);
-            if !rollback.retry {
-                AfterFailure::RolledBackStop
-            } else if max > 0 && count >= max {
-                AfterFailure::RolledBackExhausted { count }
-            } else {
-                AfterFailure::RolledBackRetry { count }
-            }
-        }
-        _ => match retries_allowed {
-            Some(allowed) if failures > allowed => AfterFailure::Exhausted,
-            _ => AfterFailure::Retry,
-        },
+    left_revision: bool,
+) -> Option<RemediationStrategy> {
+    if installing {
+        None
+    } else if strategy == Some(RemediationStrategy::Uninstall) {
+        Some(RemediationStrategy::Uninstall)
+    } else if rolls_back && left_revision {
+        Some(RemediationStrategy::Rollback)
+    } else {
+        None
     }
 }
 
@@ -179,6 +257,24 @@ mod tests {
             attempted_digest: Some(DIGEST),
             recorded_revision: Some(3),
             current: Some((ReleaseStatus::Deployed, 3)),
+            history: History::default(),
+            failed_this_pass: false,
+        }
+    }
+
+    /// An upgrade to [`DIGEST`] that failed once and left a `failed` revision 4.
+    fn failed_upgrade() -> Facts<'static> {
+        Facts {
+            ready: false,
+            applied_digest: Some("sha256:old"),
+            current: Some((ReleaseStatus::Failed, 4)),
+            history: History {
+                failures: 1,
+                last_failed: Some(ReleaseAction::Upgrade),
+                last_failed_revision: Some(4),
+                ..History::default()
+            },
+            ..in_line()
         }
     }
 
@@ -189,10 +285,16 @@ mod tests {
         }
     }
 
-    /// `next_step` with drift detection off; `due` must not be asked.
-    fn step(facts: Facts<'_>) -> Step {
-        next_step(
+    /// `next_action` with drift detection off and no failure settings; `due` must not be
+    /// asked.
+    fn action(facts: Facts<'_>) -> Action {
+        action_with(facts, &FailurePolicy::default())
+    }
+
+    fn action_with(facts: Facts<'_>, policy: &FailurePolicy<'_>) -> Action {
+        next_action(
             &facts,
+            policy,
             || Ok(None),
             || panic!("due asked without drift detection"),
         )
@@ -204,19 +306,15 @@ mod tests {
 
     #[test]
     fn a_release_in_line_waits_for_the_next_interval() {
-        assert!(matches!(step(in_line()), Step::InLine { drift_off: true }));
+        assert!(matches!(
+            action(in_line()),
+            Action::InLine { drift_off: true }
+        ));
     }
 
     #[test]
-    fn anything_out_of_line_syncs() {
+    fn anything_out_of_line_installs_or_upgrades() {
         let cases = [
-            (
-                "never installed",
-                Facts {
-                    current: None,
-                    ..in_line()
-                },
-            ),
             (
                 "spec changed",
                 Facts {
@@ -268,16 +366,28 @@ mod tests {
             ),
         ];
         for (case, facts) in cases {
-            let step = next_step(&facts, || Ok(Some(check())), never_due);
-            assert!(matches!(step, Step::Sync), "{case}: {step:?}");
+            let next = next_action(
+                &facts,
+                &FailurePolicy::default(),
+                || Ok(Some(check())),
+                never_due,
+            );
+            assert!(matches!(next, Action::Upgrade), "{case}: {next:?}");
         }
+        let absent = Facts {
+            current: None,
+            ..in_line()
+        };
+        assert!(matches!(action(absent), Action::Install));
     }
 
     #[test]
     fn drift_is_checked_only_when_due() {
         let mut asked = 0;
-        let due = next_step(
+        let policy = FailurePolicy::default();
+        let due = next_action(
             &in_line(),
+            &policy,
             || Ok(Some(check())),
             || {
                 asked += 1;
@@ -285,22 +395,23 @@ mod tests {
             },
         );
         assert!(
-            matches!(due, Step::CheckDrift(DriftCheck { correct: true, .. })),
+            matches!(due, Action::CheckDrift(DriftCheck { correct: true, .. })),
             "{due:?}"
         );
         assert_eq!(asked, 1);
-        let not_due = next_step(&in_line(), || Ok(Some(check())), || false);
+        let not_due = next_action(&in_line(), &policy, || Ok(Some(check())), || false);
         assert!(
-            matches!(not_due, Step::InLine { drift_off: false }),
+            matches!(not_due, Action::InLine { drift_off: false }),
             "{not_due:?}"
         );
-        let invalid = next_step(
+        let invalid = next_action(
             &in_line(),
+            &policy,
             || Err("driftDetection.ignore[0]: bad".into()),
             never_due,
         );
         assert!(
-            matches!(&invalid, Step::InvalidDriftDetection(m) if m == "driftDetection.ignore[0]: bad"),
+            matches!(&invalid, Action::InvalidDriftDetection(m) if m == "driftDetection.ignore[0]: bad"),
             "{invalid:?}"
         );
     }
@@ -308,71 +419,133 @@ mod tests {
     #[test]
     fn a_given_up_digest_waits_for_a_change_unless_forced() {
         let stalled = Facts {
-            ready: false,
             gave_up: true,
-            applied_digest: Some("sha256:old"),
-            ..in_line()
+            ..failed_upgrade()
         };
-        assert!(matches!(step(stalled), Step::AwaitChange));
+        assert!(matches!(action(stalled), Action::AwaitChange));
         assert!(matches!(
-            step(Facts {
+            action(Facts {
                 forced: true,
                 ..stalled
             }),
-            Step::Sync
+            Action::Upgrade
         ));
-        // Stalled on another digest: the spec changed since, so try it.
         assert!(matches!(
-            step(Facts {
+            action(Facts {
                 attempted_digest: Some("sha256:older"),
                 ..stalled
             }),
-            Step::Sync
+            Action::Upgrade
         ));
     }
 
     #[test]
-    fn remediation_rolls_back_or_uninstalls_only_failed_upgrades() {
-        let none = Remediation {
-            rollback: false,
-            uninstall: false,
+    fn an_owed_remediation_comes_first_even_after_a_restart() {
+        // The operator died after recording the failure, before the rollback: the next
+        // reconcile (nothing failed in it yet) rolls back instead of upgrading again.
+        let owed = Facts {
+            history: History {
+                pending: Some(RemediationStrategy::Rollback),
+                ..failed_upgrade().history
+            },
+            ..failed_upgrade()
         };
-        // Installs are only retried.
-        assert_eq!(
-            remediation(true, true, Some(RemediationStrategy::Uninstall), true, true),
-            none
-        );
-        // Rollback asked for, and a failed revision (or failed tests) to roll back from.
-        assert_eq!(
-            remediation(false, true, None, true, false),
-            Remediation {
-                rollback: true,
-                ..none
-            }
-        );
-        assert_eq!(
-            remediation(false, true, None, false, true),
-            Remediation {
-                rollback: true,
-                ..none
-            }
-        );
-        // A failure before any record leaves the deployed revision alone.
-        assert_eq!(remediation(false, true, None, false, false), none);
-        assert_eq!(remediation(false, false, None, true, true), none);
-        assert_eq!(
-            remediation(
-                false,
-                false,
-                Some(RemediationStrategy::Uninstall),
-                true,
-                false
-            ),
-            Remediation {
-                uninstall: true,
-                ..none
-            }
-        );
+        assert!(matches!(action(owed), Action::Rollback));
+        assert!(matches!(
+            action(Facts {
+                forced: true,
+                ..owed
+            }),
+            Action::Rollback
+        ));
+        let uninstall = Facts {
+            history: History {
+                pending: Some(RemediationStrategy::Uninstall),
+                ..owed.history
+            },
+            ..owed
+        };
+        assert!(matches!(action(uninstall), Action::UninstallRemediation));
+        // Moved on since (the rollback ran but its status was not written, or someone
+        // else changed the release): nothing is owed any more.
+        let moved = Facts {
+            current: Some((ReleaseStatus::Deployed, 5)),
+            ..owed
+        };
+        assert!(matches!(action(moved), Action::Upgrade));
+        let gone = Facts {
+            current: None,
+            ..uninstall
+        };
+        assert!(matches!(action(gone), Action::Install));
+    }
+
+    #[test]
+    fn after_a_failure_in_this_reconcile_the_retry_waits() {
+        let failed = Facts {
+            failed_this_pass: true,
+            ..failed_upgrade()
+        };
+        assert!(matches!(action(failed), Action::RetryLater));
+        let limited = FailurePolicy {
+            upgrade_retries: Some(0),
+            ..FailurePolicy::default()
+        };
+        assert!(matches!(
+            action_with(failed, &limited),
+            Action::GiveUp(GiveUp::RetriesExhausted { failures: 1 })
+        ));
+    }
+
+    #[test]
+    fn a_give_up_that_was_not_written_is_reached_on_the_next_reconcile() {
+        let limited = FailurePolicy {
+            upgrade_retries: Some(0),
+            ..FailurePolicy::default()
+        };
+        assert!(matches!(
+            action_with(failed_upgrade(), &limited),
+            Action::GiveUp(GiveUp::RetriesExhausted { failures: 1 })
+        ));
+        let one_more = FailurePolicy {
+            upgrade_retries: Some(1),
+            ..FailurePolicy::default()
+        };
+        assert!(matches!(
+            action_with(failed_upgrade(), &one_more),
+            Action::Upgrade
+        ));
+    }
+
+    #[test]
+    fn install_and_upgrade_retries_are_counted_apart() {
+        let install_failed = Facts {
+            current: None,
+            history: History {
+                failures: 2,
+                last_failed: Some(ReleaseAction::Install),
+                ..History::default()
+            },
+            ..failed_upgrade()
+        };
+        let policy = FailurePolicy {
+            install_retries: Some(1),
+            upgrade_retries: None,
+            ..FailurePolicy::default()
+        };
+        assert!(matches!(
+            action_with(install_failed, &policy),
+            Action::GiveUp(GiveUp::RetriesExhausted { failures: 2 })
+        ));
+        let forever = FailurePolicy {
+            install_retries: None,
+            upgrade_retries: Some(0),
+            ..FailurePolicy::default()
+        };
+        assert!(matches!(
+            action_with(install_failed, &forever),
+            Action::Install
+        ));
     }
 
     fn rollback(retry: bool, max_retries: Option<i64>) -> Rollback {
@@ -384,60 +557,126 @@ mod tests {
         }
     }
 
+    /// An upgrade that failed and was rolled back `rollbacks` times, now deployed at the
+    /// rolled-back revision.
+    fn rolled_back(rollbacks: i64, failures: i64) -> Facts<'static> {
+        Facts {
+            current: Some((ReleaseStatus::Deployed, 5)),
+            failed_this_pass: true,
+            history: History {
+                failures,
+                rollbacks,
+                rolled_back: true,
+                ..failed_upgrade().history
+            },
+            ..failed_upgrade()
+        }
+    }
+
     #[test]
     fn after_a_rollback_helm_operator_rules_count_rollbacks() {
         let retrying = rollback(true, None);
-        assert_eq!(
-            after_failure(false, Some(&retrying), true, 0, 1, Some(0)),
-            AfterFailure::RolledBackRetry { count: 1 },
+        let policy = |rollback| FailurePolicy {
+            rollback: Some(rollback),
+            upgrade_retries: Some(0),
+            ..FailurePolicy::default()
+        };
+        assert!(
+            matches!(
+                action_with(rolled_back(1, 1), &policy(&retrying)),
+                Action::RetryLater
+            ),
             "rollbacks, not remediation retries, decide"
         );
-        assert_eq!(
-            after_failure(
-                false,
-                Some(&retrying),
-                true,
-                DEFAULT_ROLLBACK_MAX_RETRIES - 1,
-                9,
-                None
+        assert!(matches!(
+            action_with(
+                rolled_back(DEFAULT_ROLLBACK_MAX_RETRIES, 9),
+                &policy(&retrying)
             ),
-            AfterFailure::RolledBackExhausted {
+            Action::GiveUp(GiveUp::RollbacksExhausted {
                 count: DEFAULT_ROLLBACK_MAX_RETRIES
-            }
-        );
+            })
+        ));
         let unlimited = rollback(true, Some(0));
-        assert_eq!(
-            after_failure(false, Some(&unlimited), true, 100, 101, None),
-            AfterFailure::RolledBackRetry { count: 101 }
-        );
-        assert_eq!(
-            after_failure(false, Some(&rollback(false, None)), true, 0, 1, None),
-            AfterFailure::RolledBackStop
-        );
+        assert!(matches!(
+            action_with(rolled_back(101, 101), &policy(&unlimited)),
+            Action::RetryLater
+        ));
+        let no_retry = rollback(false, None);
+        assert!(matches!(
+            action_with(rolled_back(1, 1), &policy(&no_retry)),
+            Action::GiveUp(GiveUp::RolledBackNoRetry)
+        ));
+        // The next reconcile (after the backoff) retries the upgrade.
+        let later = Facts {
+            failed_this_pass: false,
+            ..rolled_back(1, 1)
+        };
+        assert!(matches!(
+            action_with(later, &policy(&retrying)),
+            Action::Upgrade
+        ));
     }
 
     #[test]
     fn without_a_rollback_flux_rules_count_failures() {
         let enabled = rollback(true, None);
-        // Nothing deployed after the remediation (or an install): retries decide.
-        for (rollback, deployed_after, installing) in [
-            (Some(&enabled), false, false),
-            (Some(&enabled), true, true),
-            (None, true, false),
-        ] {
-            assert_eq!(
-                after_failure(installing, rollback, deployed_after, 0, 3, Some(3)),
-                AfterFailure::Retry
-            );
-            assert_eq!(
-                after_failure(installing, rollback, deployed_after, 0, 4, Some(3)),
-                AfterFailure::Exhausted
-            );
-            assert_eq!(
-                after_failure(installing, rollback, deployed_after, 0, 40, None),
-                AfterFailure::Retry,
+        let not_rolled_back = Facts {
+            failed_this_pass: true,
+            history: History {
+                failures: 3,
+                ..failed_upgrade().history
+            },
+            ..failed_upgrade()
+        };
+        for (rollback, facts) in [(Some(&enabled), not_rolled_back), (None, rolled_back(1, 3))] {
+            let policy = |retries| FailurePolicy {
+                rollback,
+                upgrade_retries: retries,
+                ..FailurePolicy::default()
+            };
+            assert!(matches!(
+                action_with(facts, &policy(Some(3))),
+                Action::RetryLater
+            ));
+            let exhausted = Facts {
+                history: History {
+                    failures: 4,
+                    ..facts.history
+                },
+                ..facts
+            };
+            assert!(matches!(
+                action_with(exhausted, &policy(Some(3))),
+                Action::GiveUp(GiveUp::RetriesExhausted { failures: 4 })
+            ));
+            let many = Facts {
+                history: History {
+                    failures: 40,
+                    ..facts.history
+                },
+                ..facts
+            };
+            assert!(
+                matches!(action_with(many, &policy(None)), Action::RetryLater),
                 "no retries configured: retried forever with backoff"
             );
         }
+    }
+
+    #[test]
+    fn remediation_rolls_back_or_uninstalls_only_failed_upgrades() {
+        use RemediationStrategy::{Rollback, Uninstall};
+        // Installs are only retried.
+        assert_eq!(remediation_owed(true, true, Some(Uninstall), true), None);
+        // Rollback asked for, and a failed revision (or failed tests) to roll back from.
+        assert_eq!(remediation_owed(false, true, None, true), Some(Rollback));
+        // A failure before any record leaves the deployed revision alone.
+        assert_eq!(remediation_owed(false, true, None, false), None);
+        assert_eq!(remediation_owed(false, false, None, true), None);
+        assert_eq!(
+            remediation_owed(false, false, Some(Uninstall), false),
+            Some(Uninstall)
+        );
     }
 }

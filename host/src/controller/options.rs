@@ -175,27 +175,57 @@ pub(crate) fn sha256_text(text: &str) -> String {
     format!("sha256:{}", hex::encode(Sha256::digest(text.as_bytes())))
 }
 
-/// Retries allowed after a failed install or upgrade; `None` is unlimited.
+/// Retries a failed install (`installing`) or upgrade is allowed before the release stalls;
+/// `None`: forever. With a `remediation` block, Flux v2's meaning: `retries` default 0, -1
+/// forever. Without one, the Flux Helm Operator's: retried forever with backoff.
 pub(crate) fn retries_allowed(hr: &HelmRelease, installing: bool) -> Option<i64> {
-    let configured = if installing {
+    let remediation = if installing {
         hr.spec
             .install
             .as_ref()
             .and_then(|i| i.remediation.as_ref())
-            .and_then(|r| r.retries)
     } else {
         hr.spec
             .upgrade
             .as_ref()
             .and_then(|u| u.remediation.as_ref())
-            .and_then(|r| r.retries)
     };
-    configured.filter(|r| *r >= 0)
+    let retries = remediation?.retries.unwrap_or(0);
+    (retries >= 0).then_some(retries)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn remediation_retries_mean_what_flux_and_the_helm_operator_meant() {
+        use crate::api::Remediation;
+        let with = |remediation: Option<Remediation>| {
+            let mut hr = HelmRelease::new("r", crate::api::HelmReleaseSpec::default());
+            hr.spec.upgrade = Some(crate::api::UpgradeSpec {
+                remediation: remediation.clone(),
+                ..Default::default()
+            });
+            hr.spec.install = Some(crate::api::InstallSpec {
+                remediation,
+                ..Default::default()
+            });
+            (retries_allowed(&hr, true), retries_allowed(&hr, false))
+        };
+        // No remediation block: the Helm Operator retried forever.
+        assert_eq!(with(None), (None, None));
+        // A block without `retries`: Flux's default of 0.
+        assert_eq!(with(Some(Remediation::default())), (Some(0), Some(0)));
+        let retries = |n| {
+            Some(Remediation {
+                retries: Some(n),
+                ..Remediation::default()
+            })
+        };
+        assert_eq!(with(retries(3)), (Some(3), Some(3)));
+        assert_eq!(with(retries(-1)), (None, None));
+    }
 
     #[test]
     fn digest_changes_with_each_input() {

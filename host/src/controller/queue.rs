@@ -105,9 +105,33 @@ impl Collector for ReconcileQueue {
     }
 }
 
+/// Delay before retry `failures` of one release: exponential from 5 s up to 5 min, with
+/// up to 20 % jitter so failing releases do not retry in lockstep.
+pub fn backoff(failures: i64) -> Duration {
+    let base = 5u64.saturating_mul(1u64 << failures.clamp(1, 7).saturating_sub(1) as u32);
+    let base = base.min(300);
+    let jitter_range = base * 200; // milliseconds in 20 % of `base`
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos() as u64);
+    Duration::from_millis(base * 1000 + nanos % jitter_range.max(1))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn backoff_grows_to_five_minutes_with_bounded_jitter() {
+        for failures in 1..=12 {
+            let delay = backoff(failures).as_secs_f64();
+            let base = (5.0 * 2f64.powi(failures.min(7) as i32 - 1)).min(300.0);
+            assert!(
+                delay >= base && delay < base * 1.2 + 0.001,
+                "{failures}: {delay}"
+            );
+        }
+    }
 
     fn key(name: &str) -> ObjectRef<HelmRelease> {
         ObjectRef::new(name).within("apps")

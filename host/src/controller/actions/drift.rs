@@ -1,17 +1,21 @@
-//! Drift detection of a release (Flux v2's `driftDetection`): the check a sync of an
-//! unchanged release asks the backend for (`release-context`), and what its report does to
-//! the HelmRelease's `Drifted` condition and Events.
+//! The drift action (Flux v2's `driftDetection`): the check a sync of an unchanged release
+//! asks the backend for (`release-context`), and what its report does to the HelmRelease's
+//! `Drifted` condition and Events.
 
 use std::sync::Arc;
 use std::time::Instant;
 
 use kube::runtime::events::EventType;
 
-use super::Context;
-use super::queue::Next;
-use super::reconcile::{ReconcileError, StatusWriter, call_message, finish, publish};
+use super::Outcome;
+use super::sync::{Prepared, sync_request};
 use crate::api::{DriftMode, HelmRelease};
 use crate::capabilities::release_context::{DriftCheck, IgnoreRule};
+use crate::controller::context::Context;
+use crate::controller::helm_tests::tests_enabled;
+use crate::controller::observe::Observed;
+use crate::controller::queue::Next;
+use crate::controller::report::{StatusWriter, call_message, publish};
 use crate::plugins::bindings::release_context::DriftedObject;
 use crate::plugins::call::CallError;
 use crate::postrender::selector::Selector;
@@ -50,15 +54,36 @@ pub(crate) fn drift_check(hr: &HelmRelease) -> Result<Option<DriftCheck>, String
     }))
 }
 
+/// The drift check of a release in line: the backend finds it unchanged and compares its
+/// objects with the cluster ([`report_drift`] records what it found).
+pub(crate) async fn check_drift(
+    hr: &HelmRelease,
+    ctx: &Context,
+    writer: &mut StatusWriter<'_>,
+    observed: &mut Observed,
+    prepared: Prepared,
+    check: DriftCheck,
+) -> Outcome {
+    let Prepared { chart, mut grants } = prepared;
+    if !tests_enabled(hr) {
+        writer.status.remove_condition("TestSuccess");
+    }
+    let (request, _) = sync_request(hr, &writer.status, observed, chart);
+    let context = grants.extend_release_context(|context| context.drift = Some(check));
+    let outcome = observed.backend.sync(&request, grants).await;
+    let drifted = context.drifted.take();
+    report_drift(ctx, hr, writer, outcome.map(|_| drifted), observed.started).await
+}
+
 /// Record what a drift check found: the `Drifted` condition and, when something drifted,
 /// a Warning Event naming the objects.
-pub(crate) async fn report_drift(
+async fn report_drift(
     ctx: &Context,
     hr: &HelmRelease,
-    mut writer: StatusWriter<'_>,
+    writer: &mut StatusWriter<'_>,
     outcome: Result<Option<Vec<DriftedObject>>, CallError>,
     started: Instant,
-) -> Result<Next, ReconcileError> {
+) -> Outcome {
     match outcome {
         Ok(Some(drifted)) if drifted.is_empty() => {
             writer.set(
@@ -103,7 +128,7 @@ pub(crate) async fn report_drift(
         }
     }
     ctx.metrics.observe("none", true, started.elapsed());
-    finish(writer, Next::Requeue(ctx.options.resync)).await
+    Outcome::Done(Next::Requeue(ctx.options.resync))
 }
 
 #[cfg(test)]
