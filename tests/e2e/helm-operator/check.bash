@@ -78,6 +78,10 @@ check_world_pieces() {
     "helm3 search repo --versions -o json | jq -r '.[] | .name + \" \" + .version' | sort | tr '\n' ' ' | grep -qx 'kong/kong 1.1.1 podinfo/podinfo 3.2.0 podinfo/podinfo 3.2.2 podinfo/podinfo 4.0.1 '"
   expect "helm2 version: client and Tiller v2.17.0" bash -c \
     "helm2 version --tiller-namespace '$E2E_NAMESPACE' | grep -c 'SemVer:\"v2.17.0\"' | grep -qx 2"
+  expect "helm3 pull $podinfo/podinfo-3.2.2.tgz (a chart by URL, as 15_upgrade installs it)" \
+    helm3 pull "$podinfo/podinfo-3.2.2.tgz" -d "$scratch/helm3-pull"
+  expect "helm2 fetch $podinfo/podinfo-3.2.2.tgz (the same through Helm 2's repositories' indexes)" \
+    helm2 fetch "$podinfo/podinfo-3.2.2.tgz" -d "$scratch/helm2-fetch"
   expect "helm2 repo add podinfo $podinfo" helm2 repo add podinfo "$podinfo"
 
   echo "kwok: pods do what their containers would (real helm3, --wait and helm test):" >&2

@@ -223,7 +223,11 @@ KWOK
   wait_for reposrv 30 grep -q ready "$WORLD/logs/reposrv.out"
   wait_for gitsrv 30 grep -q ready "$WORLD/logs/gitsrv.out"
   wait_for tiller 30 curl -fsS "http://127.0.0.1:$tiller_probe/readiness"
-  "$WORLD/bin/helm2" init --client-only --skip-refresh >/dev/null
+  # As the suite's install_tiller ran it (less Tiller): the stable repository's index comes
+  # from the world's charts.helm.sh. Helm 2 looks through every repository's cached index
+  # even to fetch a chart by URL (15_upgrade's `helm upgrade -i ... podinfo-3.2.2.tgz`), and
+  # fails without it; --skip-refresh would leave it out.
+  "$WORLD/bin/helm2" init --client-only --stable-repo-url https://charts.helm.sh/stable >/dev/null
 
   step "Capstan's components compiled into the cache every operator pod starts from"
   t=$(( $(date +%s%N) / 1000000 ))
