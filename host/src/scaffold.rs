@@ -41,26 +41,24 @@ pub enum ScaffoldError {
 pub enum SdkSource {
     /// A local checkout's `plugins/lib/sdk`.
     Path(PathBuf),
-    /// A git repository (and optional tag) holding the SDK.
-    Git {
-        /// Repository URL.
-        url: String,
-        /// Tag, if any.
-        tag: Option<String>,
-    },
+    /// The released `capstan-plugin-sdk` of this version, from crates.io.
+    Released(String),
 }
 
+/// The version of `capstan-plugin-sdk` this host's contract is served by (a test keeps it
+/// equal to `plugins/lib/sdk/Cargo.toml`).
+pub const SDK_VERSION: &str = "0.2.0";
+
 impl SdkSource {
+    /// The SDK this host was built with, as released.
+    pub fn released() -> SdkSource {
+        SdkSource::Released(SDK_VERSION.to_owned())
+    }
+
     fn dependency(&self) -> String {
         match self {
             SdkSource::Path(path) => format!("{{ path = {:?} }}", path.display().to_string()),
-            SdkSource::Git {
-                url,
-                tag: Some(tag),
-            } => {
-                format!("{{ git = {url:?}, tag = {tag:?} }}")
-            }
-            SdkSource::Git { url, tag: None } => format!("{{ git = {url:?} }}"),
+            SdkSource::Released(version) => format!("{version:?}"),
         }
     }
 }
@@ -233,13 +231,16 @@ mod tests {
             ),
             Err(ScaffoldError::BadName(_))
         ));
-        let git = SdkSource::Git {
-            url: "https://example.com/capstan".into(),
-            tag: Some("v0.2.0".into()),
-        };
-        assert_eq!(
-            git.dependency(),
-            "{ git = \"https://example.com/capstan\", tag = \"v0.2.0\" }"
-        );
+        assert_eq!(SdkSource::released().dependency(), "\"0.2.0\"");
+    }
+
+    #[test]
+    fn the_released_sdk_version_is_the_sdk_crates() {
+        let manifest = include_str!("../../plugins/lib/sdk/Cargo.toml");
+        let version = manifest
+            .lines()
+            .find_map(|line| line.strip_prefix("version = "))
+            .unwrap();
+        assert_eq!(version, format!("{SDK_VERSION:?}"));
     }
 }

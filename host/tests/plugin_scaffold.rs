@@ -58,6 +58,40 @@ fn load(file: &Path) -> PluginRuntime {
     runtime
 }
 
+/// `cargo package` of plugins/lib/sdk (the crate as crates.io would get it), unpacked in
+/// `work`; fails the test when Cargo refuses to package it.
+fn packaged_sdk(work: &Path) -> PathBuf {
+    let target = work.join("package-target");
+    run(Command::new("cargo")
+        .args(["package", "--no-verify", "--allow-dirty", "--quiet"])
+        .arg("--manifest-path")
+        .arg(repo_root().join("plugins/lib/sdk/Cargo.toml"))
+        .env("CARGO_TARGET_DIR", &target));
+    let file = format!(
+        "capstan-plugin-sdk-{}.crate",
+        capstan::scaffold::SDK_VERSION
+    );
+    run(Command::new("tar")
+        .arg("xzf")
+        .arg(target.join("package").join(&file))
+        .arg("-C")
+        .arg(work));
+    let unpacked = work.join(file.trim_end_matches(".crate"));
+    for wit in [
+        "types.wit",
+        "host.wit",
+        "source.wit",
+        "backend.wit",
+        "worlds.wit",
+    ] {
+        assert!(
+            unpacked.join("wit").join(wit).is_file(),
+            "the packaged SDK lacks wit/{wit}"
+        );
+    }
+    unpacked
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_rust_scaffold_builds_outside_the_repository_and_serves_charts() {
     let work = tempfile::tempdir().unwrap();
@@ -71,9 +105,28 @@ async fn the_rust_scaffold_builds_outside_the_repository_and_serves_charts() {
             "in-house-charts",
             "--dir",
         ])
-        .arg(&crate_dir)
-        .arg("--sdk-path")
-        .arg(repo_root().join("plugins/lib/sdk")));
+        .arg(&crate_dir));
+    // It depends on the released SDK. Until that release is on crates.io, the crate file
+    // `cargo package` makes of plugins/lib/sdk — exactly what would be published, WIT
+    // included — stands in for it through a patch of crates.io.
+    let manifest_path = crate_dir.join("Cargo.toml");
+    let manifest = std::fs::read_to_string(&manifest_path).unwrap();
+    assert!(
+        manifest.contains(&format!(
+            "capstan-plugin-sdk = \"{}\"",
+            capstan::scaffold::SDK_VERSION
+        )),
+        "{manifest}"
+    );
+    let packaged = packaged_sdk(work.path());
+    std::fs::write(
+        &manifest_path,
+        format!(
+            "{manifest}\n[patch.crates-io]\ncapstan-plugin-sdk = {{ path = {:?} }}\n",
+            packaged.display().to_string()
+        ),
+    )
+    .unwrap();
     // Built where a third party would build it: its own folder, its own lock file, this
     // repository's target folder only as a cache.
     run(Command::new("cargo")

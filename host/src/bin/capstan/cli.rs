@@ -250,7 +250,8 @@ pub(crate) enum PluginCommand {
         /// Folder to write (default: `./NAME`).
         #[arg(long)]
         dir: Option<PathBuf>,
-        /// Rust: take the SDK from this local `plugins/lib/sdk` instead of git.
+        /// Rust: take the SDK from this local `plugins/lib/sdk` instead of its release on
+        /// crates.io.
         #[arg(long)]
         sdk_path: Option<PathBuf>,
     },

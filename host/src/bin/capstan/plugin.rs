@@ -198,10 +198,7 @@ pub(crate) fn new_plugin(
             std::fs::canonicalize(&path)
                 .with_context(|| format!("--sdk-path {}", path.display()))?,
         ),
-        None => SdkSource::Git {
-            url: env!("CARGO_PKG_REPOSITORY").to_owned(),
-            tag: Some(format!("v{}", env!("CARGO_PKG_VERSION"))),
-        },
+        None => SdkSource::released(),
     };
     let files = new_plugin(lang, name, &dir, &sdk)?;
     for file in &files {
