@@ -7,7 +7,9 @@ use serde::{Deserialize, Serialize};
 use crate::names::DEFAULT_GIT_REF;
 use crate::schema::free_form_object;
 
-/// Helm major version.
+/// Helm major version of the backend that serves the release: `v2` (the configuration's
+/// `backends.v2`) or `v3` (`backends.v3`); ignored when `backend` is set; unset: the
+/// configuration's default backend.
 #[derive(Deserialize, Serialize, Clone, Copy, Debug, PartialEq, Eq, JsonSchema)]
 pub enum HelmVersion {
     /// Helm 2 (Tiller-compatible storage).
@@ -25,16 +27,20 @@ pub enum HelmVersion {
 #[x_kube(validation = kube::core::Rule::new("(has(self.git) ? 1 : 0) + (has(self.repository) ? 1 : 0) + (has(self.source) ? 1 : 0) == 1").message("set one of chart.git (with chart.path), chart.repository (with chart.name and chart.version), or chart.source (with kind and spec)"))]
 #[x_kube(validation = kube::core::Rule::new("!has(self.insecure) || !self.insecure || has(self.repository) || has(self.git)").message("chart.insecure applies to chart.repository and chart.git"))]
 pub struct ChartSource {
-    /// Git repository URL (`https://`, `ssh://`, `file://`, `git@host:org/repo`).
+    /// Git repository URL (`https://`, `http://`, `ssh://`, `git://`, `file://` or
+    /// `git@host:org/repo`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub git: Option<String>,
     /// Branch, tag or commit; default `master`.
     #[serde(default, rename = "ref", skip_serializing_if = "Option::is_none")]
     pub git_ref: Option<String>,
-    /// Chart folder inside the git repository.
+    /// Chart folder inside the git repository; default the repository's root.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
-    /// Secret with git credentials (`username`/`password` or `identity`).
+    /// Secret with git credentials (Flux's keys): `username`/`password` (HTTPS), or
+    /// `identity` (an SSH private key) with `known_hosts` (SSH host keys are checked
+    /// against it); `ca.crt` to trust for HTTPS. For a Helm repository, used when
+    /// `chartPullSecret` is not set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub secret_ref: Option<NamespacedRef>,
     /// Accepted for compatibility: a git chart's dependencies that are not in `charts/` are
@@ -48,16 +54,18 @@ pub struct ChartSource {
     /// plain HTTP only with `insecure`). Only with `git`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub dependency_repositories: Vec<String>,
-    /// Helm repository URL (where `index.yaml` lives).
+    /// Helm repository URL, `https://` or `http://` (where `index.yaml` lives).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repository: Option<String>,
     /// Chart name in the Helm repository.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
-    /// Chart version or SemVer range in the Helm repository.
+    /// Chart version or SemVer range in the Helm repository; empty: the latest stable
+    /// version.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
-    /// Secret with Helm repository credentials (`username`/`password`).
+    /// Secret with Helm repository credentials: `username`/`password` (basic auth), and
+    /// `ca.crt` to trust for HTTPS.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chart_pull_secret: Option<NamespacedRef>,
     /// Let the chart credentials (`chartPullSecret` or `secretRef`) be sent over a plain
@@ -181,7 +189,8 @@ impl ChartSource {
 pub struct NamespacedRef {
     /// Object name.
     pub name: String,
-    /// Object namespace; default the HelmRelease's.
+    /// Object namespace; default the HelmRelease's (another only with the configuration's
+    /// `allowCrossNamespaceRefs`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,
 }

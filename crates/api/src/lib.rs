@@ -1,7 +1,9 @@
 //! Capstan's API types, without IO. The `HelmRelease` API (`helm.capstan.dev/v1alpha1`): spec
 //! field names and defaults of the Flux Helm Operator's `helm.fluxcd.io/v1`, plus `backend`,
-//! `install`/`upgrade` remediation and `suspend`, and a kstatus-style status. `capstan crd`
-//! prints the CRD generated from these types (`deploy/crds/helmreleases.yaml`).
+//! `chart.source`, `suspend` and fields of Flux v2's HelmRelease (`install`, `upgrade`,
+//! `uninstall`, `test`, `dependsOn`, `kubeConfig`, `storageNamespace`, `postRenderers`,
+//! `commonMetadata`, `driftDetection`), and a kstatus-style status. `capstan crd` prints the
+//! CRD generated from these types (`deploy/crds/helmreleases.yaml`).
 
 mod chart;
 mod crd;

@@ -38,29 +38,30 @@ pub struct KustomizePatch {
     /// The patch, inline YAML: an object is a strategic merge patch, a list is JSON 6902.
     pub patch: String,
     /// Which objects it applies to; without one a strategic merge patch applies to the
-    /// object its own `apiVersion`, `kind` and `metadata.name` name.
+    /// object its own `apiVersion`, `kind`, `metadata.name` (and `metadata.namespace`, when
+    /// given) name, and a JSON 6902 patch is refused.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target: Option<PatchTarget>,
 }
 
-/// Selects objects for a patch (Kustomize's selector: name, namespace and kind are
-/// anchored regular expressions).
+/// Selects objects for a patch (Kustomize's selector: group, version, kind, name and
+/// namespace are anchored regular expressions; an unset field matches any object).
 #[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PatchTarget {
-    /// API group (empty for the core group).
+    /// API group, an anchored regular expression (empty: the core group).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group: Option<String>,
-    /// API version.
+    /// API version, an anchored regular expression.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
-    /// Kind.
+    /// Kind, an anchored regular expression.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
-    /// Object name.
+    /// Object name, an anchored regular expression.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
-    /// Object namespace.
+    /// Object namespace, an anchored regular expression.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,
     /// Label selector, e.g. `app=web,tier in (a,b),!legacy`.
@@ -83,7 +84,8 @@ pub struct ImageOverride {
     /// The tag to put instead.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub new_tag: Option<String>,
-    /// The digest to put instead (wins over `newTag`).
+    /// The digest to put instead; with `newTag` both are kept (`name:tag@digest`), as
+    /// Kustomize does.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub digest: Option<String>,
 }
@@ -100,7 +102,9 @@ pub struct PluginPostRenderer {
     pub args: Vec<String>,
 }
 
-/// Which documents post-renderers see.
+/// Which documents the post-renderers and `commonMetadata` see: `combined` (default; hooks
+/// and templates in one stream, Helm 4's), `separate` (two streams) or `nohooks` (templates
+/// only, as Helm 3).
 #[derive(Deserialize, Serialize, Clone, Copy, Debug, Default, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum PostRenderStrategy {

@@ -4,7 +4,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// How a failed upgrade is remediated.
+/// How a failed upgrade is remediated (Flux v2's `strategy`): `rollback` to the last
+/// deployed revision, or `uninstall` the release (the next attempt installs it afresh).
 #[derive(Deserialize, Serialize, Clone, Copy, Debug, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum RemediationStrategy {
@@ -14,7 +15,8 @@ pub enum RemediationStrategy {
     Uninstall,
 }
 
-/// A release action of the reconcile, as the status names it.
+/// A release action of the reconcile, as the status names it: `install`, `upgrade`,
+/// `rollback` or `uninstall` (the remediations of a failed upgrade).
 #[derive(Deserialize, Serialize, Clone, Copy, Debug, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ReleaseAction {

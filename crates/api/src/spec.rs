@@ -32,11 +32,13 @@ use crate::status::HelmReleaseStatus;
 )]
 #[serde(rename_all = "camelCase")]
 pub struct HelmReleaseSpec {
-    /// Where the chart comes from: a git repository or a Helm HTTP repository.
+    /// Where the chart comes from: a git repository (`git`), a Helm HTTP repository
+    /// (`repository`), or a kind a source plugin serves (`source`).
     pub chart: ChartSource,
-    /// Service account (in this namespace) every cluster call of the release runs as,
-    /// through impersonation; default the configuration's `defaultServiceAccount`, else
-    /// the operator's own identity.
+    /// Service account (in this namespace) the release's cluster calls (objects, hooks,
+    /// waits, records, `lookup`, `createNamespace`) run as, through impersonation; default
+    /// the configuration's `defaultServiceAccount`, else the operator's own identity.
+    /// `valuesFrom` and chart credentials are read as the operator.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub service_account_name: Option<String>,
     /// Release into another cluster (Flux v2's `kubeConfig`): a kubeconfig in a Secret of
@@ -59,11 +61,13 @@ pub struct HelmReleaseSpec {
     pub target_namespace: Option<String>,
     /// Namespace the release's records are kept in (Flux v2's `storageNamespace`); default
     /// the release namespace (`targetNamespace`), where Helm and the Helm Operator keep them.
+    /// Helm 3 backends only (Helm 2 keeps every record in Tiller's namespace).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = 63))]
     pub storage_namespace: Option<String>,
     /// Helm version whose backend serves this release (`backends.v2`/`backends.v3` in the
-    /// operator configuration); ignored when `backend` is set.
+    /// operator configuration); ignored when `backend` is set; unset: the configuration's
+    /// default backend.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub helm_version: Option<HelmVersion>,
     /// Backend plugin by its configured name; default by `helmVersion`, then the
@@ -73,24 +77,28 @@ pub struct HelmReleaseSpec {
     /// Wait for the release's resources to become ready; default: `rollback.enable`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wait: Option<bool>,
-    /// Budget of install, upgrade and uninstall, in seconds; default 300.
+    /// Budget of each install, upgrade and uninstall (hooks and waits included), in seconds;
+    /// default 300. Also the default of `rollback.timeout`, `test.timeout` and
+    /// `uninstall.timeout`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1))]
     pub timeout: Option<i64>,
-    /// Revisions kept; default 10; 0 keeps all.
+    /// Revisions kept (older ones are deleted on upgrade and rollback); default 10; 0 keeps
+    /// all.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0))]
     pub max_history: Option<i64>,
-    /// Replace resources that cannot be patched.
+    /// On upgrade, replace (delete and create again) objects that cannot be changed in
+    /// place (`helm upgrade --force`); the same as `upgrade.force`.
     #[serde(default)]
     pub force_upgrade: bool,
-    /// Do not install the chart's CRDs.
+    /// Do not install the CRDs of the chart's `crds/` folder (`install.crds` wins when set).
     #[serde(default, rename = "skipCRDs")]
     pub skip_crds: bool,
     /// Accepted for compatibility: Capstan always computes values from this spec alone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reset_values: Option<bool>,
-    /// Roll back a failed upgrade.
+    /// Rolling back a failed upgrade (the Helm Operator's `rollback`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rollback: Option<Rollback>,
     /// Install behaviour.
@@ -117,7 +125,8 @@ pub struct HelmReleaseSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "free_form_object")]
     pub values: Option<serde_json::Map<String, serde_json::Value>>,
-    /// Values from ConfigMaps and Secrets, merged in order before `values`.
+    /// Values from ConfigMaps, Secrets, URLs and chart files, merged in order under
+    /// `values`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub values_from: Vec<ValuesFromSource>,
     /// Labels and annotations put on every object of the release, after the
@@ -129,9 +138,9 @@ pub struct HelmReleaseSpec {
     /// and applied (Flux v2's `postRenderers`, and Helm 4 `postrenderer/v1` plugins).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub post_renderers: Vec<PostRenderer>,
-    /// Which documents the post-renderers see: `combined` (hooks and templates in one
-    /// stream, Helm 4's default), `separate` (two streams) or `nohooks` (Helm 3: hooks are
-    /// left alone). Default `combined`.
+    /// Which documents the post-renderers and `commonMetadata` see: `combined` (hooks and
+    /// templates in one stream, Helm 4's default), `separate` (two streams) or `nohooks`
+    /// (Helm 3: hooks are left alone). Default `combined`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub post_render_strategy: Option<PostRenderStrategy>,
 }
@@ -152,29 +161,33 @@ pub struct CommonMetadata {
 #[derive(Deserialize, Serialize, Clone, Debug, Default, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Rollback {
-    /// Roll back a failed upgrade to the last deployed revision.
+    /// Roll back a failed upgrade (one that left a `failed` revision, or whose tests
+    /// failed) to the last deployed revision; `upgrade.remediation.strategy` wins when set.
     #[serde(default)]
     pub enable: bool,
-    /// Retry the upgrade after a rollback.
+    /// Retry the upgrade after a rollback; without it a rolled-back release stays
+    /// `Stalled` until the spec changes.
     #[serde(default)]
     pub retry: bool,
     /// Upgrade retries after rollbacks; default 5; 0 is unlimited.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0))]
     pub max_retries: Option<i64>,
-    /// Replace resources during the rollback.
+    /// Replace (delete and create again) objects that cannot be changed in place during the
+    /// rollback.
     #[serde(default)]
     pub force: bool,
-    /// Accepted for compatibility (Helm 2's `--recreate-pods`).
+    /// Accepted for compatibility and ignored (`helm rollback --recreate-pods`, removed in
+    /// Helm 4).
     #[serde(default)]
     pub recreate: bool,
-    /// Do not run rollback hooks.
+    /// Do not run the `pre-rollback` and `post-rollback` hooks.
     #[serde(default)]
     pub disable_hooks: bool,
-    /// Budget of the rollback, in seconds; default 300.
+    /// Budget of the rollback, in seconds; default `spec.timeout`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout: Option<i64>,
-    /// Wait for the rolled-back resources to become ready.
+    /// Wait for the rolled-back resources to become ready; default false.
     #[serde(default)]
     pub wait: bool,
 }
@@ -203,7 +216,8 @@ pub struct SecretKeyReference {
 #[derive(Deserialize, Serialize, Clone, Debug, Default, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct InstallSpec {
-    /// What to do when an install fails.
+    /// What to do when an install fails: how often it is retried (`retries`; `strategy`
+    /// applies to upgrades only). A failed install is removed (atomic install).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub remediation: Option<Remediation>,
     /// The chart's `crds/` folder on install: `Skip`, `Create` (default; `Skip` when
@@ -218,12 +232,15 @@ pub struct InstallSpec {
     /// Do not run the chart's install hooks.
     #[serde(default)]
     pub disable_hooks: bool,
-    /// Do not wait for the installed objects to be ready, whatever `spec.wait` says.
+    /// Accepted for Flux v2 manifests; no effect: installs are atomic (a failed install is
+    /// removed), and an atomic install waits for its objects, as `helm install --atomic`.
     #[serde(default)]
     pub disable_wait: bool,
 }
 
-/// What to do with the CRDs of a chart's `crds/` folder (Flux v2's `crds` policies).
+/// What to do with the CRDs of a chart's `crds/` folder (Flux v2's `crds` policies):
+/// `Skip`, `Create` (missing ones only) or `CreateReplace`. Default on install `Create`
+/// (`Skip` with `skipCRDs`), on upgrade `Skip`.
 #[derive(Deserialize, Serialize, Clone, Copy, Debug, PartialEq, Eq, JsonSchema)]
 pub enum CrdsPolicy {
     /// Leave them alone.
@@ -310,7 +327,9 @@ pub struct TestSpec {
     pub ignore_failures: bool,
 }
 
-/// Kubernetes' deletion propagation policy.
+/// How the release's objects' dependents are deleted on uninstall (Kubernetes' deletion
+/// propagation, `helm uninstall --cascade`): `background` (default), `foreground` or
+/// `orphan`.
 #[derive(Deserialize, Serialize, Clone, Copy, Debug, Default, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum DeletionPropagation {
@@ -327,7 +346,7 @@ pub enum DeletionPropagation {
 #[derive(Deserialize, Serialize, Clone, Debug, Default, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct UpgradeSpec {
-    /// What to do when an upgrade fails.
+    /// What to do when an upgrade fails: `retries` and `strategy`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub remediation: Option<Remediation>,
     /// The chart's `crds/` folder on upgrade: `Skip` (default, as Helm), `Create` or
@@ -346,14 +365,16 @@ pub struct UpgradeSpec {
     pub disable_wait: bool,
 }
 
-/// Retries of a failed action. A failed install is always removed (atomic install); a
-/// failed upgrade is rolled back when `rollback.enable` is set.
+/// Retries of a failed action. A failed install is removed (atomic install); a failed
+/// upgrade is remediated as `strategy` says (default: rolled back when `rollback.enable` is
+/// set).
 #[derive(Deserialize, Serialize, Clone, Debug, Default, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Remediation {
     /// Attempts after the first failure before the release is `Stalled`: default 0 (Flux
     /// v2's meaning); -1 retries forever. Without a `remediation` block, failures are
-    /// retried forever with backoff (the Flux Helm Operator's meaning).
+    /// retried forever with backoff (the Flux Helm Operator's meaning). An upgrade rolled
+    /// back under `rollback.enable` follows `rollback.retry` and `maxRetries` instead.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = -1))]
     pub retries: Option<i64>,
@@ -364,7 +385,8 @@ pub struct Remediation {
     pub strategy: Option<RemediationStrategy>,
 }
 
-/// One source of values (exactly one of its fields).
+/// One source of values: exactly one of `configMapKeyRef`, `secretKeyRef`,
+/// `externalSourceRef` and `chartFileRef`, and optionally `targetPath`.
 #[derive(Deserialize, Serialize, Clone, Debug, Default, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ValuesFromSource {
@@ -395,7 +417,8 @@ pub struct ValuesFromSource {
 pub struct KeyRef {
     /// Object name.
     pub name: String,
-    /// Object namespace; default the HelmRelease's.
+    /// Object namespace; default the HelmRelease's (another only with the configuration's
+    /// `allowCrossNamespaceRefs`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,
     /// Key holding the YAML; default `values.yaml`.

@@ -13,7 +13,8 @@ pub struct HelmReleaseStatus {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
     /// kstatus conditions: `Ready`, `Reconciling`, `Stalled`, `ChartFetched`, `Released`,
-    /// `RolledBack`.
+    /// `RolledBack`, `Remediated` (uninstall remediation), `TestSuccess` (`test.enable`),
+    /// `Drifted` (`driftDetection`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<Condition>,
     /// Name of the Helm release.
@@ -31,7 +32,8 @@ pub struct HelmReleaseStatus {
     /// Source revision of the last attempt.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attempted_source_revision: Option<String>,
-    /// Digest of chart, merged values and options of the last successful sync.
+    /// Digest of chart, value layers, options, backend and release of the last successful
+    /// sync.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub applied_digest: Option<String>,
     /// Digest of the install/upgrade options of the last successful sync: when only the
@@ -54,7 +56,7 @@ pub struct HelmReleaseStatus {
     /// Failed upgrades since the last success.
     #[serde(default)]
     pub upgrade_failures: i64,
-    /// Rollbacks since the last successful upgrade.
+    /// Rollbacks since the last successful install or upgrade.
     #[serde(default)]
     pub rollback_count: i64,
     /// The last release action that failed since the last successful install or upgrade
@@ -139,11 +141,14 @@ impl HelmReleaseStatus {
 }
 
 /// Conditions in the order they are listed.
-const CONDITION_ORDER: [&str; 6] = [
+const CONDITION_ORDER: [&str; 9] = [
     "Ready",
     "Reconciling",
     "Stalled",
     "ChartFetched",
     "Released",
+    "TestSuccess",
     "RolledBack",
+    "Remediated",
+    "Drifted",
 ];

@@ -179,9 +179,9 @@ pub(crate) fn next_action(
 }
 
 /// Whether the failures recorded so far exhaust what the spec allows: with `rollback.enable`
-/// and a rolled-back upgrade deployed, the Helm Operator's rollback rules (`retry`,
-/// `maxRetries` counted in rollbacks, default [`DEFAULT_ROLLBACK_MAX_RETRIES`], 0
-/// unlimited); otherwise Flux's (`install|upgrade.remediation.retries`: give up once the
+/// and a rolled-back upgrade deployed, the Helm Operator's rollback rules (`retry`, then
+/// upgrade retries while the rollbacks do not exceed `maxRetries`, default
+/// [`DEFAULT_ROLLBACK_MAX_RETRIES`], 0 unlimited — its `ShouldRetryUpgrade`); otherwise Flux's (`install|upgrade.remediation.retries`: give up once the
 /// failures exceed them).
 fn give_up(facts: &Facts<'_>, policy: &FailurePolicy<'_>) -> Option<GiveUp> {
     let history = &facts.history;
@@ -194,7 +194,7 @@ fn give_up(facts: &Facts<'_>, policy: &FailurePolicy<'_>) -> Option<GiveUp> {
             let max = rollback.max_retries.unwrap_or(DEFAULT_ROLLBACK_MAX_RETRIES);
             if !rollback.retry {
                 Some(GiveUp::RolledBackNoRetry)
-            } else if max > 0 && history.rollbacks >= max {
+            } else if max > 0 && history.rollbacks > max {
                 Some(GiveUp::RollbacksExhausted {
                     count: history.rollbacks,
                 })
@@ -588,14 +588,29 @@ mod tests {
             ),
             "rollbacks, not remediation retries, decide"
         );
+        // maxRetries upgrade retries: the last one's rollback is the one that gives up.
         assert!(matches!(
             action_with(
                 rolled_back(DEFAULT_ROLLBACK_MAX_RETRIES, 9),
                 &policy(&retrying)
             ),
-            Action::GiveUp(GiveUp::RollbacksExhausted {
-                count: DEFAULT_ROLLBACK_MAX_RETRIES
-            })
+            Action::RetryLater
+        ));
+        assert!(matches!(
+            action_with(
+                rolled_back(DEFAULT_ROLLBACK_MAX_RETRIES + 1, 9),
+                &policy(&retrying)
+            ),
+            Action::GiveUp(GiveUp::RollbacksExhausted { count: 6 })
+        ));
+        let once = rollback(true, Some(1));
+        assert!(matches!(
+            action_with(rolled_back(1, 1), &policy(&once)),
+            Action::RetryLater
+        ));
+        assert!(matches!(
+            action_with(rolled_back(2, 2), &policy(&once)),
+            Action::GiveUp(GiveUp::RollbacksExhausted { count: 2 })
         ));
         let unlimited = rollback(true, Some(0));
         assert!(matches!(

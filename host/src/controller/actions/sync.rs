@@ -395,6 +395,7 @@ async fn record_success(
     };
     writer.set("Released", true, reason, &message);
     writer.status.remove_condition("RolledBack");
+    writer.status.remove_condition("Remediated");
     writer.ready(true, reason, &message);
     ctx.metrics
         .observe(action, true, observed.started.elapsed());
