@@ -7,6 +7,7 @@
 
 mod chart;
 mod crd;
+pub mod helm_operator;
 mod names;
 mod post_render;
 mod remediation;
