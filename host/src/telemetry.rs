@@ -83,6 +83,12 @@ impl PluginMetrics {
     }
 }
 
+impl capstan_wasm_runtime::call::CallObserver for PluginMetrics {
+    fn observe(&self, plugin: &str, function: &str, outcome: &str, elapsed: Duration) {
+        PluginMetrics::observe(self, plugin, function, outcome, elapsed);
+    }
+}
+
 /// Labels of one mirror fetch.
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct FetchLabels {

@@ -6,10 +6,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
-use super::error;
-use crate::plugins::bindings::credentials::Host;
-use crate::plugins::bindings::types::{Error, ErrorCode};
-use crate::plugins::call::CallState;
+use super::bindings::credentials::Host;
+use super::bindings::types::{Error, ErrorCode};
+use super::errors::error;
 
 /// The declared keys of one call's credentials Secret.
 #[derive(Clone, Default)]
@@ -48,7 +47,7 @@ impl CredentialsGrant {
 
     /// The value of declared key `key`, for host-side adapters (Helm 4 getters receive
     /// credentials in their input, as Helm passes `--username` / `--password`).
-    pub(crate) fn value(&self, key: &str) -> Option<&[u8]> {
+    pub fn value(&self, key: &str) -> Option<&[u8]> {
         if !self.declared.contains(key) {
             return None;
         }
@@ -73,9 +72,15 @@ impl CredentialsGrant {
     }
 }
 
-impl Host for CallState {
+/// What the `credentials` import sees of a call: its credentials grant.
+pub struct CredentialsView<'a> {
+    /// The grant, if any.
+    pub(crate) grant: Option<&'a CredentialsGrant>,
+}
+
+impl Host for CredentialsView<'_> {
     async fn get(&mut self, key: String) -> Result<Option<Vec<u8>>, Error> {
-        match &self.grants.credentials {
+        match self.grant {
             Some(grant) => grant.get(&key),
             None => Err(error(
                 ErrorCode::Denied,

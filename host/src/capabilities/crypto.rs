@@ -14,10 +14,9 @@ use std::time::Instant;
 
 use tokio::sync::{mpsc, oneshot};
 
-use crate::capabilities::error;
-use crate::plugins::bindings::crypto::Host;
-use crate::plugins::bindings::types::{Error, ErrorCode};
-use crate::plugins::call::CallState;
+use super::bindings::crypto::Host;
+use super::bindings::types::{Error, ErrorCode};
+use super::errors::error;
 
 /// Smallest and largest key sizes a plugin may ask for, or sign with.
 const KEY_BITS: std::ops::RangeInclusive<u32> = 1024..=4096;
@@ -183,7 +182,15 @@ async fn fresh_key(bits: u32) -> KeyResult {
         .unwrap_or_else(|_| Err("the key generation thread ended without a key".into()))
 }
 
-impl Host for CallState {
+/// What the `crypto` import sees of a call: the plugin's name and the hashes it started.
+pub struct CryptoView<'a> {
+    /// The plugin's name.
+    pub(crate) plugin: &'a str,
+    /// Hashes started by `bcrypt-hash-start` and not finished yet.
+    pub(crate) hashes: &'a mut RunningHashes,
+}
+
+impl Host for CryptoView<'_> {
     async fn generate_rsa_key(&mut self, bits: u32) -> Result<Vec<u8>, Error> {
         if !KEY_BITS.contains(&bits) || !bits.is_multiple_of(2) {
             return Err(error(
@@ -202,7 +209,7 @@ impl Host for CallState {
             .map_err(|e| error(ErrorCode::Internal, format!("generate-rsa-key: {e}")))?;
         tracing::debug!(
             target: "capstan::plugin",
-            plugin = &*self.plugin,
+            plugin = self.plugin,
             bits,
             elapsed_ms = started.elapsed().as_millis() as u64,
             "generated an RSA key"
@@ -228,7 +235,7 @@ impl Host for CallState {
 
     async fn bcrypt_hash_start(&mut self, password: String, cost: u32) -> Result<u64, Error> {
         check_bcrypt_cost("bcrypt-hash-start", cost)?;
-        let hashes = &mut self.bcrypt_hashes;
+        let hashes = &mut *self.hashes;
         if hashes.running.len() >= MAX_RUNNING_HASHES {
             return Err(error(
                 ErrorCode::InvalidInput,
@@ -245,7 +252,7 @@ impl Host for CallState {
     }
 
     async fn bcrypt_hash_finish(&mut self, handle: u64) -> Result<String, Error> {
-        let Some(task) = self.bcrypt_hashes.running.remove(&handle) else {
+        let Some(task) = self.hashes.running.remove(&handle) else {
             return Err(error(
                 ErrorCode::NotFound,
                 format!("bcrypt-hash-finish: no running hash {handle}"),

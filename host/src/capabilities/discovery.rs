@@ -10,22 +10,14 @@ use std::time::{Duration, Instant};
 
 use kube::Client;
 
-use super::error;
-use super::kube::KubeGrant;
-use crate::plugins::bindings::discovery::Host;
-use crate::plugins::bindings::types::{Error, ErrorCode};
-use crate::plugins::call::CallState;
+use super::bindings::discovery::Host;
+use super::bindings::types::{Error, ErrorCode};
+use super::discovery_cache::Served;
+use super::errors::error;
+use super::kube::{KubeGrant, KubeView};
 
 /// How long one discovery answer is used (a CRD installed meanwhile shows after this).
 pub const FRESH_FOR: Duration = Duration::from_secs(60);
-
-/// One discovery answer.
-#[derive(Clone)]
-pub struct Served {
-    read_at: Instant,
-    version: String,
-    api_versions: Vec<String>,
-}
 
 fn unavailable(what: &str, e: kube::Error) -> Error {
     error(ErrorCode::Unavailable, format!("discovery ({what}): {e}"))
@@ -94,7 +86,7 @@ async fn served(grant: KubeGrant) -> Result<Served, Error> {
     Ok(served)
 }
 
-impl Host for CallState {
+impl Host for KubeView<'_> {
     async fn server_version(&mut self) -> Result<String, Error> {
         Ok(served(self.kube()?.clone()).await?.version)
     }

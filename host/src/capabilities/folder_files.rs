@@ -7,10 +7,9 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use super::error;
-use crate::plugins::bindings::backend::capstan::plugin::folder_files::Host;
-use crate::plugins::bindings::types::{Error, ErrorCode};
-use crate::plugins::call::CallState;
+use super::bindings::folder_files::Host;
+use super::bindings::types::{Error, ErrorCode};
+use super::errors::error;
 
 /// Read access to the unread files of one chart folder.
 #[derive(Clone, Debug)]
@@ -93,9 +92,17 @@ impl FolderFilesGrant {
     }
 }
 
-impl Host for CallState {
+/// What the `folder-files` import sees of a call: the plugin's name and its grant.
+pub struct FolderFilesView<'a> {
+    /// The plugin's name.
+    pub(crate) plugin: &'a str,
+    /// The grant, if any.
+    pub(crate) grant: Option<&'a FolderFilesGrant>,
+}
+
+impl Host for FolderFilesView<'_> {
     async fn read_file(&mut self, path: String) -> Result<Vec<u8>, Error> {
-        let Some(grant) = &self.grants.folder_files else {
+        let Some(grant) = self.grant else {
             return Err(error(
                 ErrorCode::Denied,
                 "read-file: this call renders no chart folder".to_owned(),
@@ -105,7 +112,7 @@ impl Host for CallState {
         let read = grant.read(&path);
         tracing::debug!(
             target: "capstan::plugin",
-            plugin = &*self.plugin,
+            plugin = self.plugin,
             path,
             bytes = read.as_ref().map_or(0, Vec::len),
             elapsed_us = started.elapsed().as_micros() as u64,

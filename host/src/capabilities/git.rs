@@ -7,10 +7,12 @@ use std::path::{Path, PathBuf};
 use git2::{ObjectType, Oid, Repository, TreeWalkMode, TreeWalkResult};
 use wasmtime::component::Resource;
 
-use super::error;
-use crate::plugins::bindings::git::{File, Host, HostRepository, Tag};
-use crate::plugins::bindings::types::{Error, ErrorCode};
-use crate::plugins::call::CallState;
+use wasmtime::component::ResourceTable;
+
+use super::bindings::git::{File, Host, HostRepository, Tag};
+use super::bindings::types::{Error, ErrorCode};
+use super::errors::error;
+use super::resources::OpenRepository;
 
 /// Largest total size of the files one `read-tree` call returns.
 pub const MAX_TREE_BYTES: usize = 64 << 20;
@@ -91,12 +93,6 @@ fn read_files(
         (Err(e), None) => Err(git_error("walk tree", e)),
         (Ok(()), None) => Ok(files),
     }
-}
-
-/// An open mirror, as held in a call's resource table.
-#[derive(Debug)]
-pub struct OpenRepository {
-    path: PathBuf,
 }
 
 fn git_error(what: &str, e: git2::Error) -> Error {
@@ -207,7 +203,16 @@ fn subtree<'r>(
         })
 }
 
-impl CallState {
+/// What the `git` import sees of a call: its git grant and the call's resource table (for
+/// the open repositories).
+pub struct GitView<'a> {
+    /// The grant, if any.
+    pub(crate) grant: Option<&'a GitGrant>,
+    /// The call's resources.
+    pub(crate) table: &'a mut ResourceTable,
+}
+
+impl GitView<'_> {
     fn repository_path(&self, handle: &Resource<OpenRepository>) -> Result<PathBuf, Error> {
         self.table
             .get(handle)
@@ -216,12 +221,11 @@ impl CallState {
     }
 }
 
-impl Host for CallState {
+impl Host for GitView<'_> {
     async fn open(&mut self, url: String) -> Result<Resource<OpenRepository>, Error> {
-        let grant =
-            self.grants.git.as_ref().ok_or_else(|| {
-                error(ErrorCode::Denied, "git access is not granted to this call")
-            })?;
+        let grant = self
+            .grant
+            .ok_or_else(|| error(ErrorCode::Denied, "git access is not granted to this call"))?;
         if grant.url != url {
             return Err(error(
                 ErrorCode::Denied,
@@ -244,7 +248,7 @@ impl Host for CallState {
     }
 }
 
-impl HostRepository for CallState {
+impl HostRepository for GitView<'_> {
     async fn resolve(
         &mut self,
         handle: Resource<OpenRepository>,

@@ -1,7 +1,7 @@
 //! The `kube` host interface: unstructured access to the API server, limited to the
 //! namespaces and cluster-scoped kinds granted to the current plugin call.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -15,12 +15,12 @@ use kube::runtime::WatchStreamExt;
 use kube::runtime::watcher::{self, Event};
 use kube::{Client, ResourceExt};
 use serde_json::Value;
-use tokio::sync::RwLock;
 
-use super::{error, readiness};
-use crate::plugins::bindings::kube::{Host, ObjectRef, Propagation, Readiness};
-use crate::plugins::bindings::types::{Error, ErrorCode, Json};
-use crate::plugins::call::CallState;
+use super::bindings::kube::{Host, ObjectRef, Propagation, Readiness};
+use super::bindings::types::{Error, ErrorCode, Json};
+pub use super::discovery_cache::DiscoveryCache;
+use super::errors::error;
+use super::{pod_logs, readiness};
 
 /// Field manager used for server-side apply unless the grant says otherwise.
 pub const FIELD_MANAGER: &str = "capstan";
@@ -40,14 +40,6 @@ pub struct KubeGrant {
     /// Propagation of the release's own objects' deletions in this call, in place of what
     /// the plugin asks (`uninstall.deletionPropagation`); hooks keep the plugin's choice.
     deletion_propagation: Option<Propagation>,
-}
-
-/// Remembers API discovery results, shared by every grant made from one [`DiscoveryCache`].
-#[derive(Default)]
-pub struct DiscoveryCache {
-    kinds: RwLock<HashMap<(String, String), (ApiResource, bool)>>,
-    /// The server version and API versions, with when they were read (`discovery`).
-    pub(crate) served: RwLock<Option<super::discovery::Served>>,
 }
 
 impl KubeGrant {
@@ -111,8 +103,8 @@ impl KubeGrant {
 
     async fn resource(&self, api_version: &str, kind: &str) -> Result<(ApiResource, bool), Error> {
         let key = (api_version.to_owned(), kind.to_owned());
-        if let Some(found) = self.discovery.kinds.read().await.get(&key) {
-            return Ok(found.clone());
+        if let Some(found) = self.discovery.kind(&key).await {
+            return Ok(found);
         }
         let (group, version) = match api_version.split_once('/') {
             Some((group, version)) => (group, version),
@@ -135,11 +127,7 @@ impl KubeGrant {
                 code => error(code, format!("discovery of {kind} in {api_version}: {e}")),
             })?;
         let found = (resource, capabilities.scope == Scope::Namespaced);
-        self.discovery
-            .kinds
-            .write()
-            .await
-            .insert(key, found.clone());
+        self.discovery.remember_kind(key, found.clone()).await;
         Ok(found)
     }
 
@@ -259,9 +247,16 @@ fn describe(object: &ObjectRef) -> String {
     }
 }
 
-impl CallState {
-    pub(crate) fn kube(&self) -> Result<&KubeGrant, Error> {
-        self.grants.kube.as_ref().ok_or_else(|| {
+/// What the `kube` and `discovery` imports see of a call: its Kubernetes grant.
+pub struct KubeView<'a> {
+    /// The grant, if any.
+    pub(crate) grant: Option<&'a KubeGrant>,
+}
+
+impl<'a> KubeView<'a> {
+    /// The grant, or the refusal of a call without one.
+    pub(crate) fn kube(&self) -> Result<&'a KubeGrant, Error> {
+        self.grant.ok_or_else(|| {
             error(
                 ErrorCode::Denied,
                 "Kubernetes access is not granted to this call",
@@ -270,7 +265,7 @@ impl CallState {
     }
 }
 
-impl Host for CallState {
+impl Host for KubeView<'_> {
     async fn get(&mut self, object: ObjectRef) -> Result<Option<Json>, Error> {
         let grant = self.kube()?;
         let api = grant
@@ -416,7 +411,7 @@ impl Host for CallState {
                 // A failed hook Pod or Job is reported with what it printed last.
                 let message = match (&object.namespace, verdict.failed) {
                     (Some(namespace), true) => {
-                        super::pod_logs::with_logs(
+                        pod_logs::with_logs(
                             &client,
                             &object.kind,
                             namespace,

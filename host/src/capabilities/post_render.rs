@@ -6,10 +6,9 @@ use std::sync::Arc;
 
 use tracing::Instrument;
 
-use super::error;
-use crate::plugins::bindings::post_render::{Document, Host};
-use crate::plugins::bindings::types::{Error, ErrorCode};
-use crate::plugins::call::CallState;
+use super::bindings::post_render::{Document, Host};
+use super::bindings::types::{Error, ErrorCode};
+use super::errors::error;
 use crate::postrender::{self, Pipeline};
 
 /// The post-rendering of the release a call is about.
@@ -33,9 +32,17 @@ fn parse(document: Document) -> Result<postrender::Document, Error> {
     })
 }
 
-impl Host for CallState {
+/// What the `post-render` import sees of a call: the plugin's name and its grant.
+pub struct PostRenderView<'a> {
+    /// The plugin's name.
+    pub(crate) plugin: &'a str,
+    /// The grant, if any.
+    pub(crate) grant: Option<&'a PostRenderGrant>,
+}
+
+impl Host for PostRenderView<'_> {
     async fn run(&mut self, documents: Vec<Document>) -> Result<Option<Vec<Document>>, Error> {
-        let Some(grant) = self.grants.post_render.clone() else {
+        let Some(grant) = self.grant.cloned() else {
             return Ok(None);
         };
         let documents = documents

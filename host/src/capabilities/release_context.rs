@@ -7,10 +7,9 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
-use crate::plugins::bindings::release_context::{
+use super::bindings::release_context::{
     DriftOptions, DriftedObject, Host, TestOptions, TestResult,
 };
-use crate::plugins::call::CallState;
 use crate::postrender::selector::Selector;
 
 /// Fields drift detection ignores on the objects a selector picks (all without one).
@@ -74,39 +73,37 @@ impl ReleaseContextGrant {
     }
 }
 
-impl Host for CallState {
+/// What the `release-context` import sees of a call: its grant.
+pub struct ReleaseContextView<'a> {
+    /// The grant, if any.
+    pub(crate) grant: Option<&'a ReleaseContextGrant>,
+}
+
+impl Host for ReleaseContextView<'_> {
     async fn storage_namespace(&mut self) -> Option<String> {
-        self.grants
-            .release_context
-            .as_ref()
-            .and_then(|c| c.storage_namespace.clone())
+        self.grant.and_then(|c| c.storage_namespace.clone())
     }
 
     async fn tests(&mut self) -> Option<TestOptions> {
-        let timeout_seconds = self.grants.release_context.as_ref()?.test_timeout_seconds?;
+        let timeout_seconds = self.grant?.test_timeout_seconds?;
         Some(TestOptions { timeout_seconds })
     }
 
     async fn report_tests(&mut self, results: Vec<TestResult>) {
-        if let Some(context) = &self.grants.release_context {
+        if let Some(context) = self.grant {
             context.test_results.put(results);
         }
     }
 
     async fn drift(&mut self) -> Option<DriftOptions> {
-        let check = self.grants.release_context.as_ref()?.drift.as_ref()?;
+        let check = self.grant?.drift.as_ref()?;
         Some(DriftOptions {
             correct: check.correct,
         })
     }
 
     async fn drift_ignored_paths(&mut self, object: String) -> Vec<String> {
-        let Some(check) = self
-            .grants
-            .release_context
-            .as_ref()
-            .and_then(|c| c.drift.as_ref())
-        else {
+        let Some(check) = self.grant.and_then(|c| c.drift.as_ref()) else {
             return Vec::new();
         };
         let object: Value = serde_json::from_str(&object).unwrap_or(Value::Null);
@@ -119,7 +116,7 @@ impl Host for CallState {
     }
 
     async fn report_drift(&mut self, drifted: Vec<DriftedObject>) {
-        if let Some(context) = &self.grants.release_context {
+        if let Some(context) = self.grant {
             context.drifted.put(drifted);
         }
     }

@@ -1,9 +1,8 @@
-//! Host-side bindings of the `capstan:plugin` WIT package (`wit/` at the repository root).
-//!
-//! Two worlds are generated; the shared `types` and `log` interfaces come from the source
-//! world's bindings so that the host implements each import once.
+//! Host-side bindings of the plugin worlds of the `capstan:plugin` WIT package (`wit/` at
+//! the repository root): their exports, with every import reusing the capabilities'
+//! bindings ([`crate::capabilities::bindings`]), where the imports are implemented.
 
-/// Bindings of the `source-plugin` world (also the home of the shared interfaces).
+/// Bindings of the `source-plugin` world.
 pub mod source {
     wasmtime::component::bindgen!({
         path: "../wit",
@@ -11,7 +10,10 @@ pub mod source {
         imports: { default: async },
         exports: { default: async },
         with: {
-            "capstan:plugin/git.repository": crate::capabilities::git::OpenRepository,
+            "capstan:plugin/types": crate::capabilities::bindings::types,
+            "capstan:plugin/log": crate::capabilities::bindings::log,
+            "capstan:plugin/git": crate::capabilities::bindings::git,
+            "capstan:plugin/credentials": crate::capabilities::bindings::credentials,
         },
     });
 }
@@ -24,13 +26,19 @@ pub mod backend {
         imports: { default: async },
         exports: { default: async },
         with: {
-            "capstan:plugin/types": super::source::capstan::plugin::types,
-            "capstan:plugin/log": super::source::capstan::plugin::log,
+            "capstan:plugin/types": crate::capabilities::bindings::types,
+            "capstan:plugin/log": crate::capabilities::bindings::log,
+            "capstan:plugin/kube": crate::capabilities::bindings::kube,
+            "capstan:plugin/discovery": crate::capabilities::bindings::discovery,
+            "capstan:plugin/post-render": crate::capabilities::bindings::post_render,
+            "capstan:plugin/release-context": crate::capabilities::bindings::release_context,
+            "capstan:plugin/crypto": crate::capabilities::bindings::crypto,
+            "capstan:plugin/folder-files": crate::capabilities::bindings::folder_files,
         },
     });
 }
 
-pub use backend::capstan::plugin::{
-    crypto, discovery, folder_files, kube, post_render, release_context,
+pub use crate::capabilities::bindings::{
+    credentials, crypto, discovery, folder_files, git, kube, log, post_render, release_context,
+    types,
 };
-pub use source::capstan::plugin::{credentials, git, log, types};

@@ -8,15 +8,12 @@
 //! capabilities the 0.1 host granted them. A request's JSON spec is turned into that
 //! variant. Backends of 0.1 have their own adapter (`compat_backend`).
 
-use wasmtime::component::Resource;
-
-use crate::capabilities::git::OpenRepository;
 use crate::plugins::bindings::types::{Error, ErrorCode};
-use crate::plugins::call::CallState;
 use crate::sources::catalog::{DeclaredKind, HttpAccess, KindCapabilities};
 
 /// Bindings of the 0.1.1 `source-plugin` world (WIT kept in `host/compat-wit/0.1.1`). The
-/// shared `types` are the current ones: 0.2 did not change them.
+/// shared `types` are the current ones: 0.2 did not change them; the imports are the
+/// capabilities' ([`crate::capabilities::v0_1`]).
 pub mod v0_1 {
     wasmtime::component::bindgen!({
         path: "compat-wit/0.1.1",
@@ -24,13 +21,13 @@ pub mod v0_1 {
         imports: { default: async },
         exports: { default: async },
         with: {
-            "capstan:plugin/types@0.1.1": crate::plugins::bindings::types,
-            "capstan:plugin/git@0.1.1.repository": crate::capabilities::git::OpenRepository,
+            "capstan:plugin/types@0.1.1": crate::capabilities::bindings::types,
+            "capstan:plugin/log@0.1.1": crate::capabilities::v0_1::log,
+            "capstan:plugin/git@0.1.1": crate::capabilities::v0_1::git,
         },
     });
 }
 
-use v0_1::capstan::plugin::{git as git01, log as log01};
 use v0_1::exports::capstan::plugin::source as source01;
 
 /// The source kinds 0.1's closed variant could express.
@@ -157,79 +154,6 @@ pub fn revision_from(
     crate::plugins::bindings::source::exports::capstan::plugin::source::Revision {
         id: at.id,
         content_id: at.content_id,
-    }
-}
-
-impl log01::Host for CallState {
-    async fn log(&mut self, level: log01::Level, message: String) {
-        use crate::plugins::bindings::log::{Host, Level};
-        let level = match level {
-            log01::Level::Trace => Level::Trace,
-            log01::Level::Debug => Level::Debug,
-            log01::Level::Info => Level::Info,
-            log01::Level::Warn => Level::Warn,
-            log01::Level::Error => Level::Error,
-        };
-        Host::log(self, level, message).await;
-    }
-}
-
-impl git01::Host for CallState {
-    async fn open(&mut self, url: String) -> Result<Resource<OpenRepository>, Error> {
-        crate::plugins::bindings::git::Host::open(self, url).await
-    }
-}
-
-impl git01::HostRepository for CallState {
-    async fn resolve(
-        &mut self,
-        handle: Resource<OpenRepository>,
-        reference: String,
-    ) -> Result<String, Error> {
-        crate::plugins::bindings::git::HostRepository::resolve(self, handle, reference).await
-    }
-
-    async fn tags(&mut self, handle: Resource<OpenRepository>) -> Result<Vec<git01::Tag>, Error> {
-        let tags = crate::plugins::bindings::git::HostRepository::tags(self, handle).await?;
-        Ok(tags
-            .into_iter()
-            .map(|t| git01::Tag {
-                name: t.name,
-                commit: t.commit,
-            })
-            .collect())
-    }
-
-    async fn tree_id(
-        &mut self,
-        handle: Resource<OpenRepository>,
-        commit: String,
-        path: String,
-    ) -> Result<String, Error> {
-        crate::plugins::bindings::git::HostRepository::tree_id(self, handle, commit, path).await
-    }
-
-    async fn read_tree(
-        &mut self,
-        handle: Resource<OpenRepository>,
-        commit: String,
-        path: String,
-    ) -> Result<Vec<git01::File>, Error> {
-        let files =
-            crate::plugins::bindings::git::HostRepository::read_tree(self, handle, commit, path)
-                .await?;
-        Ok(files
-            .into_iter()
-            .map(|f| git01::File {
-                path: f.path,
-                executable: f.executable,
-                contents: f.contents,
-            })
-            .collect())
-    }
-
-    async fn drop(&mut self, handle: Resource<OpenRepository>) -> wasmtime::Result<()> {
-        crate::plugins::bindings::git::HostRepository::drop(self, handle).await
     }
 }
 

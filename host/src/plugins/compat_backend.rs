@@ -17,10 +17,9 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::capabilities::state::CallState;
 use crate::plugins::bindings::backend::exports::capstan::plugin::backend as current;
-use crate::plugins::bindings::types::Json;
 use crate::plugins::bindings::types::{ChartArtifact, ChartMetadata, Error};
-use crate::plugins::call::CallState;
 
 /// Bindings of the 0.1.1 `backend-plugin` world (WIT kept in `host/compat-wit/0.1.1`).
 pub mod v0_1 {
@@ -30,8 +29,10 @@ pub mod v0_1 {
         imports: { default: async },
         exports: { default: async },
         with: {
-            "capstan:plugin/types@0.1.1": crate::plugins::bindings::types,
-            "capstan:plugin/log@0.1.1": crate::plugins::compat::v0_1::capstan::plugin::log,
+            "capstan:plugin/types@0.1.1": crate::capabilities::bindings::types,
+            "capstan:plugin/log@0.1.1": crate::capabilities::v0_1::log,
+            "capstan:plugin/kube@0.1.1": crate::capabilities::v0_1::kube,
+            "capstan:plugin/crypto@0.1.1": crate::capabilities::v0_1::crypto,
         },
     });
 }
@@ -46,7 +47,6 @@ pub mod helm_services {
 }
 
 use helm_services::exports::capstan::compat::helm_services as services;
-use v0_1::capstan::plugin::{crypto as crypto01, kube as kube01};
 use v0_1::exports::capstan::plugin::backend as old;
 
 /// File name of the `compat-helm` component among installed plugins.
@@ -229,82 +229,6 @@ pub fn rendered(rendered: old::Rendered) -> current::Rendered {
         manifest: rendered.manifest,
         hooks: rendered.hooks,
         notes: rendered.notes,
-    }
-}
-
-use crate::plugins::bindings::kube as kube02;
-
-fn object_ref(object: kube01::ObjectRef) -> kube02::ObjectRef {
-    kube02::ObjectRef {
-        api_version: object.api_version,
-        kind: object.kind,
-        namespace: object.namespace,
-        name: object.name,
-    }
-}
-
-impl kube01::Host for CallState {
-    async fn get(&mut self, object: kube01::ObjectRef) -> Result<Option<Json>, Error> {
-        kube02::Host::get(self, object_ref(object)).await
-    }
-
-    async fn list(
-        &mut self,
-        api_version: String,
-        kind: String,
-        namespace: Option<String>,
-        label_selector: Option<String>,
-    ) -> Result<Vec<Json>, Error> {
-        kube02::Host::list(self, api_version, kind, namespace, label_selector).await
-    }
-
-    async fn create(&mut self, object: Json) -> Result<Json, Error> {
-        kube02::Host::create(self, object).await
-    }
-
-    async fn apply(&mut self, object: Json, force: bool) -> Result<Json, Error> {
-        kube02::Host::apply(self, object, force).await
-    }
-
-    async fn delete(
-        &mut self,
-        object: kube01::ObjectRef,
-        propagation: kube01::Propagation,
-    ) -> Result<bool, Error> {
-        let propagation = match propagation {
-            kube01::Propagation::Background => kube02::Propagation::Background,
-            kube01::Propagation::Foreground => kube02::Propagation::Foreground,
-            kube01::Propagation::Orphan => kube02::Propagation::Orphan,
-        };
-        kube02::Host::delete(self, object_ref(object), propagation).await
-    }
-
-    async fn wait_ready(
-        &mut self,
-        objects: Vec<kube01::ObjectRef>,
-        timeout_ms: u32,
-    ) -> Result<Vec<kube01::Readiness>, Error> {
-        let objects = objects.into_iter().map(object_ref).collect();
-        let readiness = kube02::Host::wait_ready(self, objects, timeout_ms).await?;
-        Ok(readiness
-            .into_iter()
-            .map(|r| kube01::Readiness {
-                object: kube01::ObjectRef {
-                    api_version: r.object.api_version,
-                    kind: r.object.kind,
-                    namespace: r.object.namespace,
-                    name: r.object.name,
-                },
-                ready: r.ready,
-                message: r.message,
-            })
-            .collect())
-    }
-}
-
-impl crypto01::Host for CallState {
-    async fn generate_rsa_key(&mut self, bits: u32) -> Result<Vec<u8>, Error> {
-        crate::plugins::bindings::crypto::Host::generate_rsa_key(self, bits).await
     }
 }
 

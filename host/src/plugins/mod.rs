@@ -3,24 +3,26 @@
 //! deadline and the capabilities granted to that call.
 
 pub mod bindings;
-pub mod cache;
 pub mod call;
 pub mod compat;
 pub mod compat_backend;
 pub mod helm4;
 pub mod inspect;
 pub mod installed;
-mod preinit;
-mod watchdog;
+
+pub use capstan_wasm_runtime::cache;
+pub use capstan_wasm_runtime::engine::{EPOCH_TICK, Preemption, RuntimeError, engine_for};
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tokio::sync::Semaphore;
-use wasmtime::component::{HasSelf, Linker};
-use wasmtime::{Config as EngineConfig, Engine};
+use capstan_wasm_runtime::call::CallRuntime;
+use capstan_wasm_runtime::memory::MemoryBudget;
+use capstan_wasm_runtime::preinit::{Preparation, PrepareExport};
+use wasmtime::Engine;
+use wasmtime::component::Linker;
 
 use self::bindings::backend::BackendPluginPre;
 use self::bindings::backend::exports::capstan::plugin::backend::{
@@ -33,11 +35,10 @@ use self::bindings::source::exports::capstan::plugin::source::{
 };
 use self::bindings::types::{ChartArtifact, ReleaseId, ReleaseInfo};
 use self::cache::{CacheOutcome, CompiledCache};
-use self::call::{CallError, CallFailure, CallState};
+use self::call::{CallError, CallFailure};
 use self::inspect::{ComponentDescription, WorldMismatch};
-pub use self::watchdog::Preemption;
-use self::watchdog::Watchdog;
 use crate::capabilities::Grants;
+use crate::capabilities::state::{CallData, CallState};
 use crate::config::{PluginConfig, PluginWorld};
 use crate::telemetry::PluginMetrics;
 
@@ -63,14 +64,12 @@ pub const COMMAND_CALL_SLOTS: u32 = 8;
 /// Default of the memory all plugin calls in flight may hold together, in MiB.
 pub const DEFAULT_MEMORY_BUDGET_MIB: usize = 2048;
 
-/// How often the engine's epoch advances: the granularity of call deadlines and of a busy
-/// guest yielding to other tasks.
-pub const EPOCH_TICK: Duration = Duration::from_millis(10);
-
-/// Errors building the runtime itself.
-#[derive(Debug, thiserror::Error)]
-#[error("cannot set up the WebAssembly runtime: {0}")]
-pub struct RuntimeError(String);
+/// The export a component pre-initialises itself with (see
+/// [`capstan_wasm_runtime::preinit`]).
+const PREPARE_EXPORT: PrepareExport<'static> = PrepareExport {
+    interface: "capstan:plugin/prepare@0.2.0",
+    function: "prepare",
+};
 
 /// Why one plugin could not be loaded. Each names the plugin and its file.
 #[derive(Debug, thiserror::Error)]
@@ -250,17 +249,12 @@ pub enum LookupError {
 
 /// The engine and every loaded plugin.
 pub struct PluginRuntime {
-    engine: Engine,
+    calls: CallRuntime,
     linker: Linker<CallState>,
     extism_linker: wasmtime::Linker<helm4::kernel::ExtismState>,
     cache: CompiledCache,
     plugins: BTreeMap<String, Arc<LoadedPlugin>>,
-    metrics: Option<Arc<PluginMetrics>>,
-    call_slots: Arc<Semaphore>,
-    memory_budget: Arc<call::MemoryBudget>,
     egress: Arc<crate::capabilities::egress::EgressPolicy>,
-    /// Present for [`Preemption::Watchdog`] runtimes.
-    watchdog: Option<Arc<Watchdog>>,
 }
 
 /// The first 8 bytes of the file at `path` (fewer if it is shorter): enough to tell a
@@ -274,141 +268,20 @@ fn file_header(path: &Path) -> std::io::Result<Vec<u8>> {
     Ok(header)
 }
 
-/// Bytes of each pooled memory, table and async stack reset with `memset` and kept resident
-/// when a call ends, instead of given back to the kernel and faulted in again by the next.
-const KEEP_RESIDENT: usize = 1 << 20;
-
 /// Build the engine used for plugins by the operator: Cranelift, component model, epoch
 /// interruption, [`MAX_CONCURRENT_CALLS`] pooled instance slots.
 pub fn engine() -> Result<Engine, RuntimeError> {
     engine_for(MAX_CONCURRENT_CALLS, Preemption::Epoch)
 }
 
-/// [`engine`] with room for `call_slots` calls in flight: the operator takes
-/// [`MAX_CONCURRENT_CALLS`]; a command that makes one call at a time takes
-/// [`COMMAND_CALL_SLOTS`] (setting up and tearing down 256 slots' stacks and reservations
-/// was a tenth of a `capstan template` run of a small chart). Compiled code does not depend
-/// on it, so both share the compiled cache. `preemption` decides whether compiled code
-/// checks the epoch ([`Preemption`]).
-pub fn engine_for(call_slots: u32, preemption: Preemption) -> Result<Engine, RuntimeError> {
-    let mut config = EngineConfig::new();
-    config.wasm_component_model(true);
-    // Epoch checks change the compiled code, so each kind has its own compiled-cache entry
-    // (the cache key holds the engine's compatibility hash).
-    config.epoch_interruption(preemption == Preemption::Epoch);
-    config.cranelift_opt_level(wasmtime::OptLevel::Speed);
-    // A one-shot command makes one or two calls: its function tables are filled when the
-    // instance is made, and indirect calls skip the check for an entry not filled yet (the
-    // rendering engine calls template functions and trait objects indirectly). Measured as
-    // the fastest `template-chart` call of 15 alternating runs: redmine 25.0 -> 23.2 ms,
-    // kong 18.9 -> 17.4, wordpress 16.9 -> 16.7, mastodon 55.2 -> 55.3. The operator keeps
-    // lazy tables: it makes a fresh instance per call, and filling whole tables would add to
-    // every one.
-    config.table_lazy_init(preemption == Preemption::Epoch);
-    // For profiling plugins with `perf`: `CAPSTAN_WASM_PROFILER=perfmap` writes
-    // /tmp/perf-PID.map naming the compiled functions (build the plugin with its name
-    // section to get its own names: `CARGO_TARGET_WASM32_WASIP2_RUSTFLAGS="" make plugins`,
-    // .cargo/config.toml).
-    if std::env::var_os("CAPSTAN_WASM_PROFILER").is_some_and(|v| v == "perfmap") {
-        config.profiler(wasmtime::ProfilingStrategy::PerfMap);
-    }
-    // Pooling reuses instance slots, memories and async stacks between calls: measured
-    // 51 µs -> 36 µs for a fresh instance plus a trivial call (benches/plugin_call.rs).
-    // Keeping the first MiB of each slot resident and resetting it with the kernel's
-    // PAGEMAP_SCAN (Linux 6.7+, `Auto` falls back elsewhere) instead of `madvise` spares the
-    // next call its page faults: 24.3 -> 10.4 µs for that call, and 62.0 -> 21.6 µs for a
-    // fresh backend instance and `status`, in one run on the same machine.
-    let mut pooling = wasmtime::PoolingAllocationConfig::default();
-    pooling
-        .total_component_instances(call_slots)
-        .total_core_instances(call_slots * 8)
-        .total_memories(call_slots * 2)
-        .total_tables(call_slots * 4)
-        .total_stacks(call_slots)
-        .linear_memory_keep_resident(KEEP_RESIDENT)
-        .table_keep_resident(KEEP_RESIDENT)
-        .async_stack_keep_resident(KEEP_RESIDENT)
-        .pagemap_scan(wasmtime::Enabled::Auto);
-    config.allocation_strategy(wasmtime::InstanceAllocationStrategy::Pooling(pooling));
-    Engine::new(&config).map_err(|e| RuntimeError(format!("{e:#}")))
-}
-
-/// Advance `engine`'s epoch every [`EPOCH_TICK`] until the engine is dropped.
-fn start_epoch_ticker(engine: &Engine) -> Result<(), RuntimeError> {
-    let weak = engine.weak();
-    std::thread::Builder::new()
-        .name("capstan-epoch".into())
-        .spawn(move || {
-            while let Some(engine) = weak.upgrade() {
-                engine.increment_epoch();
-                drop(engine);
-                std::thread::sleep(EPOCH_TICK);
-            }
-        })
-        .map(|_| ())
-        .map_err(|e| RuntimeError(format!("cannot start the epoch ticker: {e}")))
-}
-
 fn linker(engine: &Engine) -> Result<Linker<CallState>, RuntimeError> {
     let mut linker = Linker::new(engine);
-    let failed = |e: wasmtime::Error| RuntimeError(format!("{e:#}"));
-    wasmtime_wasi::p2::add_to_linker_async(&mut linker).map_err(failed)?;
-    // Outgoing HTTP; every request is checked against the call's grant (none: refused).
-    wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker).map_err(failed)?;
-    bindings::log::add_to_linker::<CallState, HasSelf<CallState>>(&mut linker, |s| s)
-        .map_err(failed)?;
-    bindings::kube::add_to_linker::<CallState, HasSelf<CallState>>(&mut linker, |s| s)
-        .map_err(failed)?;
-    bindings::git::add_to_linker::<CallState, HasSelf<CallState>>(&mut linker, |s| s)
-        .map_err(failed)?;
-    bindings::crypto::add_to_linker::<CallState, HasSelf<CallState>>(&mut linker, |s| s)
-        .map_err(failed)?;
-    bindings::folder_files::add_to_linker::<CallState, HasSelf<CallState>>(&mut linker, |s| s)
-        .map_err(failed)?;
-    bindings::discovery::add_to_linker::<CallState, HasSelf<CallState>>(&mut linker, |s| s)
-        .map_err(failed)?;
-    bindings::post_render::add_to_linker::<CallState, HasSelf<CallState>>(&mut linker, |s| s)
-        .map_err(failed)?;
-    bindings::release_context::add_to_linker::<CallState, HasSelf<CallState>>(&mut linker, |s| s)
-        .map_err(failed)?;
-    bindings::credentials::add_to_linker::<CallState, HasSelf<CallState>>(&mut linker, |s| s)
-        .map_err(failed)?;
-    // The previous contract's imports, for 0.1 components (see `compat`).
-    compat::v0_1::capstan::plugin::log::add_to_linker::<CallState, HasSelf<CallState>>(
-        &mut linker,
-        |s| s,
-    )
-    .map_err(failed)?;
-    compat::v0_1::capstan::plugin::git::add_to_linker::<CallState, HasSelf<CallState>>(
-        &mut linker,
-        |s| s,
-    )
-    .map_err(failed)?;
-    compat_backend::v0_1::capstan::plugin::kube::add_to_linker::<CallState, HasSelf<CallState>>(
-        &mut linker,
-        |s| s,
-    )
-    .map_err(failed)?;
-    compat_backend::v0_1::capstan::plugin::crypto::add_to_linker::<CallState, HasSelf<CallState>>(
-        &mut linker,
-        |s| s,
-    )
-    .map_err(failed)?;
+    crate::capabilities::linker::add_to_linker(&mut linker)
+        .map_err(|e| RuntimeError::new(format!("{e:#}")))?;
     Ok(linker)
 }
 
 impl PluginRuntime {
-    /// What a call made by this runtime shares (engine, slots, budget, metrics, watchdog).
-    fn call_runtime(&self) -> call::CallRuntime<'_> {
-        call::CallRuntime {
-            engine: &self.engine,
-            call_slots: &self.call_slots,
-            memory_budget: &self.memory_budget,
-            metrics: &self.metrics,
-            watchdog: self.watchdog.as_ref(),
-        }
-    }
-
     /// A runtime with no plugins, caching compiled components in `cache_dir`, for up to
     /// [`MAX_CONCURRENT_CALLS`] calls at once.
     pub fn new(
@@ -441,43 +314,35 @@ impl PluginRuntime {
         call_slots: u32,
         preemption: Preemption,
     ) -> Result<Self, RuntimeError> {
-        let engine = engine_for(call_slots, preemption)?;
-        let watchdog = match preemption {
-            Preemption::Epoch => {
-                start_epoch_ticker(&engine)?;
-                None
-            }
-            Preemption::Watchdog => {
-                Some(Arc::new(Watchdog::start().map_err(|e| {
-                    RuntimeError(format!("cannot start the call watchdog: {e}"))
-                })?))
-            }
-        };
-        let linker = linker(&engine)?;
-        let extism_linker = helm4::linker(&engine).map_err(|e| RuntimeError(format!("{e:#}")))?;
+        let observer = metrics.map(|m| m as Arc<dyn capstan_wasm_runtime::call::CallObserver>);
+        let calls = CallRuntime::new(
+            call_slots,
+            preemption,
+            DEFAULT_MEMORY_BUDGET_MIB << 20,
+            observer,
+        )?;
+        let linker = linker(calls.engine())?;
+        let extism_linker =
+            helm4::linker(calls.engine()).map_err(|e| RuntimeError::new(format!("{e:#}")))?;
         Ok(PluginRuntime {
-            engine,
+            calls,
             linker,
             extism_linker,
             cache: CompiledCache::new(cache_dir),
             plugins: BTreeMap::new(),
-            metrics,
-            call_slots: Arc::new(Semaphore::new(call_slots as usize)),
-            memory_budget: call::MemoryBudget::new(DEFAULT_MEMORY_BUDGET_MIB << 20),
             egress: Arc::new(crate::capabilities::egress::EgressPolicy::public_only()),
-            watchdog,
         })
     }
 
     /// The linear memory all calls in flight may hold together, in MiB (see
-    /// [`call::MemoryBudget`]); applies to calls started afterwards.
+    /// [`MemoryBudget`]); applies to calls started afterwards.
     pub fn set_memory_budget_mib(&mut self, mib: usize) {
-        self.memory_budget = call::MemoryBudget::new(mib << 20);
+        self.calls.set_memory_budget(mib << 20);
     }
 
     /// The shared memory budget.
-    pub fn memory_budget(&self) -> &Arc<call::MemoryBudget> {
-        &self.memory_budget
+    pub fn memory_budget(&self) -> &Arc<MemoryBudget> {
+        self.calls.memory_budget()
     }
 
     /// Which addresses plugins that hold their own HTTP grant (Helm 4 getters) may reach;
@@ -488,7 +353,7 @@ impl PluginRuntime {
 
     /// The engine.
     pub fn engine(&self) -> &Engine {
-        &self.engine
+        self.calls.engine()
     }
 
     /// Load every configured plugin. One plugin's failure does not stop the others.
@@ -551,7 +416,7 @@ impl PluginRuntime {
         }
         let remembered = stamp_before
             .as_ref()
-            .and_then(|stamp| self.cache.load_remembered(&self.engine, stamp));
+            .and_then(|stamp| self.cache.load_remembered(self.calls.engine(), stamp));
         let prepared = std::cell::Cell::new(false);
         let (component, cache) = match remembered {
             Some(component) => (component, CacheOutcome::Hit),
@@ -571,9 +436,20 @@ impl PluginRuntime {
                 let stamp = stamp_before
                     .filter(|before| cache::FileStamp::of(&path).as_ref() == Some(before));
                 self.cache
-                    .load_stamped(&self.engine, &bytes, stamp.as_ref(), |bytes| {
-                        let copy =
-                            preinit::prepared(self.call_runtime(), &self.linker, config, bytes);
+                    .load_stamped(self.calls.engine(), &bytes, stamp.as_ref(), |bytes| {
+                        let preparation = Preparation {
+                            plugin: Arc::from(config.name.as_str()),
+                            limits: call::call_limits(&config.limits),
+                            wasi: call::wasi_ctx(&config.wasi),
+                            data: CallData::new(Grants::default()),
+                        };
+                        let copy = capstan_wasm_runtime::preinit::prepared(
+                            &self.calls,
+                            &self.linker,
+                            PREPARE_EXPORT,
+                            preparation,
+                            bytes,
+                        );
                         prepared.set(copy.is_some());
                         copy
                     })
@@ -584,7 +460,7 @@ impl PluginRuntime {
                     })?
             }
         };
-        let description = ComponentDescription::of(&self.engine, &component);
+        let description = ComponentDescription::of(self.calls.engine(), &component);
         let wit_version = inspect::check_world(&description, config.world).map_err(|mismatch| {
             LoadError::WrongWorld {
                 name: name.clone(),
@@ -698,7 +574,7 @@ impl PluginRuntime {
         let bytes = std::fs::read(&path).map_err(|e| broken(e.to_string()))?;
         let (component, _) = self
             .cache
-            .load(&self.engine, &bytes)
+            .load(self.calls.engine(), &bytes)
             .map_err(|e| broken(e.to_string()))?;
         let pre = self
             .linker
@@ -779,7 +655,7 @@ impl PluginRuntime {
             });
         }
         let (plugin, description, cache) = helm4::load(
-            &self.engine,
+            self.calls.engine(),
             &self.extism_linker,
             &self.cache,
             config,
@@ -808,7 +684,7 @@ impl PluginRuntime {
 
     /// Plugin calls currently holding an instance slot.
     pub fn calls_in_flight(&self) -> usize {
-        MAX_CONCURRENT_CALLS as usize - self.call_slots.available_permits()
+        self.calls.calls_in_flight()
     }
 
     /// Every loaded plugin, by name.
@@ -826,12 +702,8 @@ impl PluginRuntime {
     /// What every call into `plugin` shares: the engine, its metrics and the call slots.
     fn handle_for(&self, plugin: &Arc<LoadedPlugin>) -> Handle {
         Handle {
-            engine: self.engine.clone(),
+            calls: self.calls.clone(),
             plugin: Arc::clone(plugin),
-            metrics: self.metrics.clone(),
-            call_slots: Arc::clone(&self.call_slots),
-            memory_budget: Arc::clone(&self.memory_budget),
-            watchdog: self.watchdog.clone(),
         }
     }
 
@@ -893,33 +765,22 @@ pub fn describe_file(engine: &Engine, path: &Path) -> Result<ComponentDescriptio
 }
 
 struct Handle {
-    engine: Engine,
+    calls: CallRuntime,
     plugin: Arc<LoadedPlugin>,
-    metrics: Option<Arc<PluginMetrics>>,
-    call_slots: Arc<Semaphore>,
-    memory_budget: Arc<call::MemoryBudget>,
-    watchdog: Option<Arc<Watchdog>>,
 }
 
 impl Handle {
-    fn runtime(&self) -> call::CallRuntime<'_> {
-        call::CallRuntime {
-            engine: &self.engine,
-            call_slots: &self.call_slots,
-            memory_budget: &self.memory_budget,
-            metrics: &self.metrics,
-            watchdog: self.watchdog.as_ref(),
-        }
-    }
-
     fn start(
         &self,
         function: &'static str,
         grants: Grants,
-    ) -> (wasmtime::Store<CallState>, call::CallGuard) {
+    ) -> (
+        wasmtime::Store<CallState>,
+        capstan_wasm_runtime::call::CallGuard,
+    ) {
         let config = &self.plugin.config;
         call::start(
-            self.runtime(),
+            &self.calls,
             &self.plugin.name,
             function,
             &config.limits,
@@ -969,12 +830,11 @@ macro_rules! plugin_call {
     ($handle:expr, $pre:expr, $function:expr, $grants:ident, |$bindings:ident, $store:ident| $invoke:expr) => {{
         let pre = $pre.clone();
         let (mut $store, guard) = $handle.start($function, $grants);
-        guard
-            .run(async move {
-                let $bindings = pre.instantiate_async(&mut $store).await?;
-                $invoke.await
-            })
-            .await
+        call::run(guard, async move {
+            let $bindings = pre.instantiate_async(&mut $store).await?;
+            $invoke.await
+        })
+        .await
     }};
 }
 
@@ -1164,7 +1024,7 @@ impl SourcePlugin {
         };
         let archive = plugin
             .get(
-                self.handle.runtime(),
+                &self.handle.calls,
                 &self.handle.plugin.name,
                 &url,
                 &credentials,
@@ -1258,7 +1118,7 @@ impl PostRendererPlugin {
         let input = helm4::postrenderer::input_json(documents, args)?;
         self.plugin
             .invoke(
-                self.handle.runtime(),
+                &self.handle.calls,
                 &self.handle.plugin.name,
                 "post-render",
                 input,

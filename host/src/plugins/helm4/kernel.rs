@@ -21,7 +21,8 @@ use wasmtime::{Caller, Linker};
 use wasmtime_wasi::p1::WasiP1Ctx;
 
 use crate::capabilities::http::{self, HttpGrant};
-use crate::plugins::call::{HostFailure, MemoryLimiter};
+use capstan_wasm_runtime::failure::HostFailure;
+use capstan_wasm_runtime::memory::MemoryLimiter;
 
 /// The import module of the Extism kernel and host functions.
 pub const ENV_MODULE: &str = "extism:host/env";

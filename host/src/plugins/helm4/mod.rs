@@ -29,10 +29,12 @@ use self::kernel::{ExtismState, HostEnv, Kernel};
 use self::metadata::Metadata;
 use super::LoadError;
 use super::cache::{CacheOutcome, CompiledCache};
-use super::call::{self, CallError, CallRuntime};
+use super::call::{self, CallError};
 use super::inspect::ComponentDescription;
 use crate::capabilities::http::{DEFAULT_RESPONSE_CAP, DEFAULT_TIMEOUT, HostPattern, HttpGrant};
 use crate::config::{PluginConfig, PluginLimits, PluginWorld, WasiGrants};
+use capstan_wasm_runtime::call::CallRuntime;
+use capstan_wasm_runtime::failure::HostFailure;
 
 /// The file Helm requires next to `plugin.yaml`.
 pub const WASM_FILE: &str = "plugin.wasm";
@@ -260,7 +262,7 @@ impl Helm4Plugin {
     /// Run the getter for `href`: a fresh instance, Helm's input, the file's bytes out.
     pub(crate) async fn get(
         &self,
-        runtime: CallRuntime<'_>,
+        runtime: &CallRuntime,
         plugin: &Arc<str>,
         href: &str,
         credentials: &GetterCredentials,
@@ -277,7 +279,7 @@ impl Helm4Plugin {
     /// as the Extism input, its output decoded by `decode`.
     pub(crate) async fn invoke<R: Send + 'static>(
         &self,
-        runtime: CallRuntime<'_>,
+        runtime: &CallRuntime,
         plugin: &Arc<str>,
         function: &'static str,
         input: Vec<u8>,
@@ -315,55 +317,57 @@ impl Helm4Plugin {
             kernel: Kernel::default(),
             env,
         };
-        let (mut store, guard) =
-            call::start_with(runtime, plugin, function, &self.limits, state, |s| {
-                &mut s.limiter
-            });
+        let (mut store, guard) = runtime.start_with(
+            plugin,
+            function,
+            call::call_limits(&self.limits),
+            state,
+            |s| &mut s.limiter,
+        );
         let pre = self.pre.clone();
         let entry = self.metadata.runtime.entry().to_owned();
-        let result = guard
-            .run(async move {
-                let instance = pre.instantiate_async(&mut store).await?;
-                // Reactor initialisation, as the Extism runtimes do before the first call.
-                for init in ["_initialize", "__wasm_call_ctors"] {
-                    if let Ok(function) = instance.get_typed_func::<(), ()>(&mut store, init) {
-                        function.call_async(&mut store, ()).await?;
-                        break;
-                    }
+        let result = call::run(guard, async move {
+            let instance = pre.instantiate_async(&mut store).await?;
+            // Reactor initialisation, as the Extism runtimes do before the first call.
+            for init in ["_initialize", "__wasm_call_ctors"] {
+                if let Ok(function) = instance.get_typed_func::<(), ()>(&mut store, init) {
+                    function.call_async(&mut store, ()).await?;
+                    break;
                 }
-                let state = store.data_mut();
-                let limit = state.limiter.limit();
-                let Some(handle) = state.kernel.alloc_bytes(&input, limit) else {
-                    state.limiter.refuse();
-                    return Err(wasmtime::Error::new(call::HostFailure(
-                        "the input does not fit the memory limit".into(),
-                    )));
-                };
-                state.kernel.set_input(handle, input.len() as u64);
-                let function = instance.get_func(&mut store, &entry).ok_or_else(|| {
-                    wasmtime::Error::new(call::HostFailure(format!("no function `{entry}`")))
-                })?;
-                let mut results = vec![Val::I32(0); function.ty(&store).results().len()];
-                match function.call_async(&mut store, &[], &mut results).await {
-                    Ok(()) => {}
-                    // WASI `proc_exit(0)` ends the call normally.
-                    Err(error) if error.downcast_ref::<I32Exit>().is_some_and(|e| e.0 == 0) => {}
-                    Err(error) => return Err(error),
-                }
-                let code = results.first().and_then(Val::i32).unwrap_or(0);
-                let kernel = &store.data().kernel;
-                if let Some(message) = kernel.error_message() {
-                    return Ok(Err(getter_error(message)));
-                }
-                if code != 0 {
-                    return Ok(Err(getter_error(format!(
-                        "`{entry}` returned {code} without an error message"
-                    ))));
-                }
-                let output = kernel.output().map_err(wasmtime::Error::new)?;
-                Ok(decode(output))
-            })
-            .await;
+            }
+            let state = store.data_mut();
+            let limit = state.limiter.limit();
+            let Some(handle) = state.kernel.alloc_bytes(&input, limit) else {
+                state.limiter.refuse();
+                return Err(wasmtime::Error::new(HostFailure(
+                    "the input does not fit the memory limit".into(),
+                )));
+            };
+            state.kernel.set_input(handle, input.len() as u64);
+            let function = instance.get_func(&mut store, &entry).ok_or_else(|| {
+                wasmtime::Error::new(HostFailure(format!("no function `{entry}`")))
+            })?;
+            let mut results = vec![Val::I32(0); function.ty(&store).results().len()];
+            match function.call_async(&mut store, &[], &mut results).await {
+                Ok(()) => {}
+                // WASI `proc_exit(0)` ends the call normally.
+                Err(error) if error.downcast_ref::<I32Exit>().is_some_and(|e| e.0 == 0) => {}
+                Err(error) => return Err(error),
+            }
+            let code = results.first().and_then(Val::i32).unwrap_or(0);
+            let kernel = &store.data().kernel;
+            if let Some(message) = kernel.error_message() {
+                return Ok(Err(getter_error(message)));
+            }
+            if code != 0 {
+                return Ok(Err(getter_error(format!(
+                    "`{entry}` returned {code} without an error message"
+                ))));
+            }
+            let output = kernel.output().map_err(wasmtime::Error::new)?;
+            Ok(decode(output))
+        })
+        .await;
         drop(temp);
         result
     }

@@ -1,29 +1,17 @@
 //! Call deadlines of one-shot commands, enforced without epoch checks in compiled code.
 //!
-//! The operator's engine compiles an epoch check into every loop head and function entry,
-//! so a running call yields to the executor every [`super::EPOCH_TICK`] and can be stopped
-//! past its deadline while the other calls go on. Those checks cost 10-12 % of a
-//! `capstan template` run (docs/rendering.md), which makes one call at a time and has
-//! nothing else to keep alive. Its engine leaves them out ([`Preemption::Watchdog`]), and a
-//! call that is still running at its deadline is ended with the process: wasmtime cannot
-//! interrupt uninstrumented code any other way. The process prints the same error the
-//! operator's runtime would return for that call and exits with status 1.
+//! An engine built for [`Epoch`](crate::engine::Preemption::Epoch) preemption compiles an
+//! epoch check into every loop head and function entry, so a running call yields to the
+//! executor every [`crate::engine::EPOCH_TICK`] and can be stopped past its deadline while
+//! the other calls go on. Those checks cost 10-12 % of a `capstan template` run
+//! (docs/rendering.md), which makes one call at a time and has nothing else to keep alive.
+//! Its engine leaves them out ([`Watchdog`](crate::engine::Preemption::Watchdog)
+//! preemption), and a call that is still running at its deadline is ended with the
+//! process: wasmtime cannot interrupt uninstrumented code any other way. The process prints
+//! the same error a preempting runtime would return for that call and exits with status 1.
 
 use std::sync::{Arc, Condvar, Mutex, PoisonError, Weak};
 use std::time::{Duration, Instant};
-
-/// How a runtime stops a call that runs past its deadline.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Preemption {
-    /// Compiled code checks the engine's epoch, advanced every [`super::EPOCH_TICK`]: a
-    /// running call yields to other tasks each tick and fails with a deadline error once
-    /// past its deadline. For the operator, where many calls share the worker threads.
-    Epoch,
-    /// No checks in compiled code; a watchdog thread ends the whole process (status 1,
-    /// the deadline error on stderr) when a call is still running at its deadline. For
-    /// one-shot commands whose only work is the call (`capstan template`).
-    Watchdog,
-}
 
 /// How often the watchdog thread looks at its deadlines when none is due sooner (also
 /// how long it outlives its runtime at most).
@@ -47,14 +35,14 @@ struct Armed {
 }
 
 /// Watches the deadlines of a runtime's calls from its own thread.
-pub(crate) struct Watchdog {
+pub struct Watchdog {
     deadlines: Arc<Deadlines>,
     next_id: std::sync::atomic::AtomicU64,
 }
 
 impl Watchdog {
     /// Start the watchdog thread; it ends within [`IDLE_WAKE`] of the watchdog's drop.
-    pub(crate) fn start() -> std::io::Result<Self> {
+    pub fn start() -> std::io::Result<Self> {
         let deadlines = Arc::new(Deadlines::default());
         let weak = Arc::downgrade(&deadlines);
         std::thread::Builder::new()
@@ -68,7 +56,7 @@ impl Watchdog {
 
     /// Watch a call from now on: when it is still armed at `deadline`, the process prints
     /// `message` and exits. Dropping the returned guard disarms it.
-    pub(crate) fn arm(&self, deadline: Instant, message: String) -> ArmedCall {
+    pub fn arm(&self, deadline: Instant, message: String) -> ArmedCall {
         let id = self
             .next_id
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -88,7 +76,7 @@ impl Watchdog {
 }
 
 /// One watched call; disarmed when dropped.
-pub(crate) struct ArmedCall {
+pub struct ArmedCall {
     deadlines: Arc<Deadlines>,
     id: u64,
 }
