@@ -8,7 +8,6 @@ pub mod credentials;
 pub mod crypto;
 pub mod discovery;
 mod discovery_cache;
-pub mod egress;
 mod errors;
 pub mod folder_files;
 pub mod git;
@@ -25,4 +24,5 @@ pub mod resources;
 pub mod state;
 pub mod v0_1;
 
+pub use capstan_net::egress;
 pub use grants::Grants;

@@ -7,7 +7,7 @@
 //! certificate (a custom CA had to have issued it directly). So libgit2 keeps the protocol
 //! (negotiation, pack indexing) and this module moves the bytes: a transport registered for
 //! the private scheme `capstan-git-http://` whose subtransport sends each request through
-//! [`crate::capabilities::http::send_checked`] — the name resolved and every address
+//! [`crate::client::send_checked`] — the name resolved and every address
 //! checked by the guard for each request, the connection made to a checked address, TLS
 //! verified by rustls against the whole chain the server sends (the Secret's CA bundle
 //! alone when it has one, else this system's CA certificates, as libgit2 read them).
@@ -28,15 +28,16 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Once, OnceLock};
 use std::time::Duration;
 
+use crate::auth::BasicAuth;
+use crate::client::{Body, full, send_checked};
+use crate::egress::EgressPolicy;
+use crate::origin::{Origin, redacted_url};
+use crate::tls::CustomCa;
 use bytes::Bytes;
 use git2::transport::{Service, SmartSubtransport, SmartSubtransportStream, Transport};
 use http::header::{ACCEPT, CONTENT_TYPE, LOCATION, USER_AGENT, WWW_AUTHENTICATE};
 use http::{Method, Request, StatusCode};
 use http_body_util::BodyExt;
-use wasmtime_wasi_http::WasiBody;
-
-use crate::capabilities::egress::EgressPolicy;
-use crate::capabilities::http::{BasicAuth, CustomCa, Origin, full, send_checked};
 
 /// The URL scheme the transport is registered for.
 const SCHEME: &str = "capstan-git-http";
@@ -115,7 +116,7 @@ impl HttpRemote {
 
     /// Send one request of the protocol and return the response body: `Some(body)` for a
     /// POST of `git-upload-pack`, `None` for the GET of the advertisement.
-    fn exchange(&self, post: Option<Bytes>) -> io::Result<WasiBody> {
+    fn exchange(&self, post: Option<Bytes>) -> io::Result<Body> {
         let (method, path, accept) = match &post {
             None => (
                 Method::GET,
@@ -177,7 +178,7 @@ impl HttpRemote {
                         .headers()
                         .get(LOCATION)
                         .and_then(|v| v.to_str().ok())
-                        .map(crate::capabilities::http::redacted_url)
+                        .map(redacted_url)
                         .unwrap_or_default();
                     return Err(self.failed(format!(
                         "{shown} redirects to {target}: redirects are not followed (the egress guard could not check the target, and credentials must not follow)"
@@ -329,7 +330,7 @@ struct Exchange {
     remote: Arc<HttpRemote>,
     post: bool,
     request: Vec<u8>,
-    response: Option<WasiBody>,
+    response: Option<Body>,
     /// Received and not yet read.
     pending: Bytes,
 }

@@ -253,12 +253,12 @@ impl EgressPolicy {
     }
 
     /// Like [`EgressPolicy::check_git_url`], and the checked addresses the fetch must use
-    /// (`sources::git_route` keeps libgit2 on them): `None` for a local path, and when the
+    /// ([`crate::git_route`] keeps libgit2 on them): `None` for a local path, and when the
     /// policy is unrestricted.
     pub fn pin_git_url(
         &self,
         url: &str,
-    ) -> Result<Option<crate::sources::git_route::PinnedRemote>, EgressError> {
+    ) -> Result<Option<crate::git_route::PinnedRemote>, EgressError> {
         if self.unrestricted {
             return Ok(None);
         }
@@ -280,7 +280,7 @@ impl EgressPolicy {
                 cause: e.to_string(),
             })?;
         let addresses = self.filter(&host, found)?;
-        Ok(Some(crate::sources::git_route::PinnedRemote {
+        Ok(Some(crate::git_route::PinnedRemote {
             host,
             port,
             addresses,
@@ -289,7 +289,7 @@ impl EgressPolicy {
 }
 
 /// Host and port of a network git URL, or `None` for a local path.
-pub(crate) fn git_host(url: &str) -> Option<(String, u16)> {
+pub fn git_host(url: &str) -> Option<(String, u16)> {
     let url = url.trim();
     if let Some((scheme, rest)) = url.split_once("://") {
         let default_port = match scheme.to_ascii_lowercase().as_str() {

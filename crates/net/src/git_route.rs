@@ -6,7 +6,7 @@
 //! address the guard never saw. An `ssh://`, scp-like or `git://` remote is therefore
 //! fetched from the checked address written into the URL ([`with_pinned_host`]); its host
 //! key is still matched against the name the user wrote. HTTP(S) remotes go through the
-//! host's own HTTP client instead ([`super::git_http`]), which checks and pins every
+//! host's own HTTP client instead ([`crate::git_http`]), which checks and pins every
 //! request.
 
 use std::net::SocketAddr;
@@ -23,7 +23,7 @@ pub struct PinnedRemote {
     pub addresses: Vec<SocketAddr>,
 }
 
-/// Whether `url` is fetched over HTTP or HTTPS (through [`super::git_http`]).
+/// Whether `url` is fetched over HTTP or HTTPS (through [`crate::git_http`]).
 pub fn is_http(url: &str) -> bool {
     let lower = url.trim_start().to_ascii_lowercase();
     lower.starts_with("http://") || lower.starts_with("https://")
