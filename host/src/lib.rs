@@ -11,7 +11,7 @@ pub mod config;
 pub mod controller;
 pub mod convert;
 pub mod plugins;
-pub mod postrender;
+pub use capstan_postrender as postrender;
 pub mod release;
 pub mod release_lock;
 pub mod scaffold;

@@ -1137,6 +1137,22 @@ impl PostRendererPlugin {
     }
 }
 
+impl crate::postrender::PluginStep for PostRendererPlugin {
+    fn name(&self) -> &str {
+        PostRendererPlugin::name(self)
+    }
+
+    fn run<'a>(
+        &'a self,
+        documents: &'a [crate::postrender::Document],
+        args: &'a [String],
+    ) -> std::pin::Pin<
+        Box<dyn Future<Output = Result<Vec<crate::postrender::Document>, String>> + Send + 'a>,
+    > {
+        Box::pin(PostRendererPlugin::run(self, documents, args))
+    }
+}
+
 /// The `url` of a Helm 4 getter kind's spec.
 fn helm4_url(request: &SourceRequest) -> Option<String> {
     let spec: serde_json::Value = serde_json::from_str(&request.spec).ok()?;

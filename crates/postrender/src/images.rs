@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use crate::api::ImageOverride;
+use capstan_api::ImageOverride;
 
 /// An image reference split as Kustomize splits it: `name`, `tag`, `digest` (a registry
 /// port before the first `/` is part of the name).

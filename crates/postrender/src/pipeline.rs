@@ -1,23 +1,20 @@
-//! Post-rendering on the host, the work behind the `post-render` import: a release's
-//! `postRenderers` (Kustomize patches and image overrides, Helm 4 `postrenderer/v1`
-//! plugins) in their order, then its `commonMetadata`, over the documents its
-//! `postRenderStrategy` selects. Documents arrive as JSON objects read by the backend with
-//! Helm's YAML rules, so no step here guesses a scalar's type.
-
-pub mod images;
-pub mod selector;
-pub mod strategic_merge;
+//! A release's post-rendering ([`Pipeline`]): its `postRenderers` (Kustomize patches and
+//! image overrides, plugin steps) in their order, then its `commonMetadata`, over the
+//! documents its `postRenderStrategy` selects.
 
 use std::collections::BTreeMap;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 
-use serde_json::Value;
-
-use crate::api::{
+use capstan_api::{
     CommonMetadata, HelmRelease, KustomizePatch, KustomizePostRenderer, PostRenderStrategy,
 };
-use crate::plugins::PostRendererPlugin;
-use selector::Selector;
+use serde_json::Value;
+
+use crate::images;
+use crate::selector::Selector;
+use crate::strategic_merge;
 
 /// One rendered document.
 #[derive(Debug, Clone, PartialEq)]
@@ -55,6 +52,21 @@ pub enum PostRenderError {
     },
 }
 
+/// A post-renderer the embedder runs for a release's `postRenderers[].plugin` (Helm 4
+/// `postrenderer/v1` plugins): documents and Helm's `--post-renderer-args` in, documents
+/// out.
+pub trait PluginStep: Send + Sync {
+    /// The name releases give it.
+    fn name(&self) -> &str;
+
+    /// Post-render `documents` with `args`; the error says what went wrong.
+    fn run<'a>(
+        &'a self,
+        documents: &'a [Document],
+        args: &'a [String],
+    ) -> Pin<Box<dyn Future<Output = Result<Vec<Document>, String>> + Send + 'a>>;
+}
+
 /// One step of a release's post-rendering.
 enum Step {
     Kustomize {
@@ -63,7 +75,7 @@ enum Step {
     },
     Plugin {
         renderer: usize,
-        plugin: Arc<PostRendererPlugin>,
+        plugin: Arc<dyn PluginStep>,
         args: Vec<String>,
     },
     CommonMetadata(CommonMetadata),
@@ -82,10 +94,10 @@ pub struct PipelineError(pub String);
 
 impl Pipeline {
     /// The pipeline of `hr`, or none when it asks for no post-rendering. `plugins` are the
-    /// configured Helm 4 post-renderers by name.
-    pub fn for_release(
+    /// configured plugin post-renderers by name.
+    pub fn for_release<P: PluginStep + 'static>(
         hr: &HelmRelease,
-        plugins: &BTreeMap<String, Arc<PostRendererPlugin>>,
+        plugins: &BTreeMap<String, Arc<P>>,
     ) -> Result<Option<Self>, PipelineError> {
         let mut steps = Vec::new();
         for (renderer, spec) in hr.spec.post_renderers.iter().enumerate() {
@@ -122,7 +134,7 @@ impl Pipeline {
                     })?;
                     steps.push(Step::Plugin {
                         renderer,
-                        plugin: Arc::clone(found),
+                        plugin: Arc::clone(found) as Arc<dyn PluginStep>,
                         args: plugin.args.clone(),
                     });
                 }

@@ -5,7 +5,7 @@
 use regex::Regex;
 use serde_json::Value;
 
-use crate::api::PatchTarget;
+use capstan_api::PatchTarget;
 
 /// One requirement of a label (or annotation) selector.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,7 +1,7 @@
 use serde_json::json;
 
 use super::*;
-use crate::api::{HelmReleaseSpec, ImageOverride, PatchTarget, PostRenderer};
+use capstan_api::{HelmReleaseSpec, ImageOverride, PatchTarget, PostRenderer};
 
 fn release(
     post_renderers: Vec<PostRenderer>,
@@ -55,24 +55,43 @@ fn documents() -> Vec<Document> {
     ]
 }
 
+/// A plugin step that is never configured: the plugins of a release without any.
+struct NoPlugin;
+
+impl PluginStep for NoPlugin {
+    fn name(&self) -> &str {
+        "none"
+    }
+
+    fn run<'a>(
+        &'a self,
+        _documents: &'a [Document],
+        _args: &'a [String],
+    ) -> Pin<Box<dyn Future<Output = Result<Vec<Document>, String>> + Send + 'a>> {
+        Box::pin(async { Err("no plugin is configured".to_owned()) })
+    }
+}
+
+fn no_plugins() -> BTreeMap<String, Arc<NoPlugin>> {
+    BTreeMap::new()
+}
+
 fn run(hr: &HelmRelease) -> Result<Vec<Document>, PostRenderError> {
-    let pipeline = Pipeline::for_release(hr, &Default::default())
-        .unwrap()
-        .unwrap();
+    let pipeline = Pipeline::for_release(hr, &no_plugins()).unwrap().unwrap();
     futures::executor::block_on(pipeline.run(documents()))
 }
 
 #[test]
 fn nothing_to_do_is_no_pipeline() {
     assert!(
-        Pipeline::for_release(&release(vec![], None, None), &Default::default())
+        Pipeline::for_release(&release(vec![], None, None), &no_plugins())
             .unwrap()
             .is_none()
     );
     assert!(
         Pipeline::for_release(
             &release(vec![], Some(CommonMetadata::default()), None),
-            &Default::default()
+            &no_plugins()
         )
         .unwrap()
         .is_none()
@@ -200,7 +219,7 @@ fn bad_patches_are_refused_naming_renderer_and_patch() {
             None,
             None,
         );
-        match Pipeline::for_release(&hr, &Default::default()) {
+        match Pipeline::for_release(&hr, &no_plugins()) {
             Err(e) => e.to_string(),
             Ok(Some(p)) => futures::executor::block_on(p.run(documents()))
                 .unwrap_err()
