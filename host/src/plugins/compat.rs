@@ -11,12 +11,12 @@
 use crate::plugins::bindings::types::{Error, ErrorCode};
 use crate::sources::catalog::{DeclaredKind, HttpAccess, KindCapabilities};
 
-/// Bindings of the 0.1.1 `source-plugin` world (WIT kept in `host/compat-wit/0.1.1`). The
+/// Bindings of the 0.1.1 `source-plugin` world (WIT kept in `crates/capabilities/compat-wit/0.1.1`). The
 /// shared `types` are the current ones: 0.2 did not change them; the imports are the
 /// capabilities' ([`crate::capabilities::v0_1`]).
 pub mod v0_1 {
     wasmtime::component::bindgen!({
-        path: "compat-wit/0.1.1",
+        path: "../crates/capabilities/compat-wit/0.1.1",
         world: "source-plugin",
         imports: { default: async },
         exports: { default: async },

@@ -21,10 +21,10 @@ use crate::capabilities::state::CallState;
 use crate::plugins::bindings::backend::exports::capstan::plugin::backend as current;
 use crate::plugins::bindings::types::{ChartArtifact, ChartMetadata, Error};
 
-/// Bindings of the 0.1.1 `backend-plugin` world (WIT kept in `host/compat-wit/0.1.1`).
+/// Bindings of the 0.1.1 `backend-plugin` world (WIT kept in `crates/capabilities/compat-wit/0.1.1`).
 pub mod v0_1 {
     wasmtime::component::bindgen!({
-        path: "compat-wit/0.1.1",
+        path: "../crates/capabilities/compat-wit/0.1.1",
         world: "backend-plugin",
         imports: { default: async },
         exports: { default: async },

@@ -3,7 +3,7 @@
 //! bindings reuse them (`with:`), as embedders reuse `wasmtime-wasi`'s.
 
 wasmtime::component::bindgen!({
-    path: "../wit",
+    path: "../../wit",
     inline: "
         package capstan:host;
 
@@ -22,7 +22,7 @@ wasmtime::component::bindgen!({
     ",
     imports: { default: async },
     with: {
-        "capstan:plugin/git.repository": crate::capabilities::resources::OpenRepository,
+        "capstan:plugin/git.repository": crate::resources::OpenRepository,
     },
 });
 

@@ -26,8 +26,8 @@ wasmtime::component::bindgen!({
     ",
     imports: { default: async },
     with: {
-        "capstan:plugin/types@0.1.1": crate::capabilities::bindings::types,
-        "capstan:plugin/git@0.1.1.repository": crate::capabilities::resources::OpenRepository,
+        "capstan:plugin/types@0.1.1": crate::bindings::types,
+        "capstan:plugin/git@0.1.1.repository": crate::resources::OpenRepository,
     },
 });
 

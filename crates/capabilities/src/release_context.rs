@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::bindings::release_context::{
     DriftOptions, DriftedObject, Host, TestOptions, TestResult,
 };
-use crate::postrender::selector::Selector;
+use capstan_postrender::selector::Selector;
 
 /// Fields drift detection ignores on the objects a selector picks (all without one).
 #[derive(Debug)]

@@ -9,7 +9,7 @@ use tracing::Instrument;
 use super::bindings::post_render::{Document, Host};
 use super::bindings::types::{Error, ErrorCode};
 use super::errors::error;
-use crate::postrender::{self, Pipeline};
+use capstan_postrender::{self as postrender, Pipeline};
 
 /// The post-rendering of the release a call is about.
 #[derive(Clone)]
