@@ -10,7 +10,7 @@ pub use capstan_capabilities as capabilities;
 pub mod config;
 pub mod controller;
 pub mod convert;
-pub mod plugins;
+pub use capstan_plugins as plugins;
 pub use capstan_postrender as postrender;
 pub mod release;
 pub mod release_lock;

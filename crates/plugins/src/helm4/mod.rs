@@ -7,7 +7,7 @@
 //! implemented natively ([`kernel`]) rather than through the `extism` host crate, because
 //! that crate brings its own wasmtime major (49; Capstan is on 48), its own `Engine` per
 //! plugin (so none of Capstan's epoch deadlines, pooling or compiled-module cache) and its
-//! own HTTP client (bypassing [`crate::capabilities::http`]). Each call is a fresh instance
+//! own HTTP client (bypassing [`capstan_capabilities::http`]). Each call is a fresh instance
 //! under the same memory limit, deadline and call slots as a component; the plugin's
 //! `runtimeConfig` can only tighten them (`maxPages`, `timeout`), and its HTTP reaches only
 //! its `allowedHosts` (or the list the operator's configuration puts in their place).
@@ -27,12 +27,12 @@ use wasmtime_wasi::{FsPerms, I32Exit, WasiCtxBuilder};
 use self::getter::{GetterCredentials, getter_error};
 use self::kernel::{ExtismState, HostEnv, Kernel};
 use self::metadata::Metadata;
-use super::LoadError;
-use super::cache::{CacheOutcome, CompiledCache};
-use super::call::{self, CallError};
-use super::inspect::ComponentDescription;
-use crate::capabilities::http::{DEFAULT_RESPONSE_CAP, DEFAULT_TIMEOUT, HostPattern, HttpGrant};
+use crate::call::{self, CallError};
 use crate::config::{PluginConfig, PluginLimits, PluginWorld, WasiGrants};
+use crate::error::LoadError;
+use crate::inspect::ComponentDescription;
+use capstan_capabilities::http::{DEFAULT_RESPONSE_CAP, DEFAULT_TIMEOUT, HostPattern, HttpGrant};
+use capstan_wasm_runtime::cache::{CacheOutcome, CompiledCache};
 use capstan_wasm_runtime::call::CallRuntime;
 use capstan_wasm_runtime::failure::HostFailure;
 
@@ -97,7 +97,7 @@ pub(crate) fn load(
     cache: &CompiledCache,
     config: &PluginConfig,
     metadata_path: &Path,
-    egress: &Arc<crate::capabilities::egress::EgressPolicy>,
+    egress: &Arc<capstan_capabilities::egress::EgressPolicy>,
 ) -> Result<(Helm4Plugin, ComponentDescription, CacheOutcome), LoadError> {
     let name = config.name.clone();
     let dir = metadata_path
@@ -151,7 +151,7 @@ pub(crate) fn load(
         path: wasm_path.clone(),
         cause,
     })?;
-    if super::inspect::binary_kind(&bytes) != super::inspect::BinaryKind::CoreModule {
+    if crate::inspect::binary_kind(&bytes) != crate::inspect::BinaryKind::CoreModule {
         return Err(refuse(
             &wasm_path,
             "is not a core WebAssembly module (extism/v1 plugins are core modules, e.g. built for wasm32-unknown-unknown or wasm32-wasip1)".into(),
@@ -283,7 +283,7 @@ impl Helm4Plugin {
         plugin: &Arc<str>,
         function: &'static str,
         input: Vec<u8>,
-        decode: fn(&[u8]) -> Result<R, crate::plugins::bindings::types::Error>,
+        decode: fn(&[u8]) -> Result<R, crate::bindings::types::Error>,
     ) -> Result<R, CallError> {
         let failed = |message: String| returned_error(plugin, function, message);
         let mut wasi = WasiCtxBuilder::new();
@@ -379,7 +379,7 @@ fn returned_error(plugin: &Arc<str>, function: &'static str, message: String) ->
         plugin: plugin.to_string(),
         function,
         cause: call::CallFailure::Returned {
-            code: crate::plugins::bindings::types::ErrorCode::InvalidInput,
+            code: crate::bindings::types::ErrorCode::InvalidInput,
             message,
             retryable: false,
         },

@@ -16,8 +16,8 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::metadata::Metadata;
-use crate::plugins::bindings::types::{ChartArtifact, ChartMetadata, Error as PluginError};
-use crate::sources::catalog::{DeclaredKind, KindCapabilities};
+use crate::bindings::types::{ChartArtifact, ChartMetadata, Error as PluginError};
+use crate::kinds::{DeclaredKind, KindCapabilities};
 
 /// Secret keys a getter kind may read: Helm's `--username` and `--password`.
 pub const SECRET_KEYS: [&str; 2] = ["username", "password"];
@@ -276,7 +276,7 @@ impl Downloads {
 /// An error value for a getter's failure.
 pub fn getter_error(message: String) -> PluginError {
     PluginError {
-        code: crate::plugins::bindings::types::ErrorCode::Unavailable,
+        code: crate::bindings::types::ErrorCode::Unavailable,
         message,
         retryable: true,
     }

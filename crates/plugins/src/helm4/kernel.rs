@@ -20,7 +20,7 @@ use bytes::Bytes;
 use wasmtime::{Caller, Linker};
 use wasmtime_wasi::p1::WasiP1Ctx;
 
-use crate::capabilities::http::{self, HttpGrant};
+use capstan_capabilities::http::{self, HttpGrant};
 use capstan_wasm_runtime::failure::HostFailure;
 use capstan_wasm_runtime::memory::MemoryLimiter;
 

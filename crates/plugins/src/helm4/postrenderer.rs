@@ -15,7 +15,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::postrender::Document;
+use capstan_postrender::Document;
 
 /// Helm's annotation carrying a document's template file through a post-renderer.
 pub const FILENAME_ANNOTATION: &str = "postrenderer.helm.sh/postrender-filename";

@@ -11,10 +11,10 @@ use tracing::Instrument;
 use wasmtime::Store;
 use wasmtime_wasi::{WasiCtx, WasiCtxBuilder};
 
-use crate::capabilities::Grants;
-use crate::capabilities::bindings::types::{Error as PluginError, ErrorCode};
-use crate::capabilities::state::{CallData, CallState};
 use crate::config::{PluginLimits, WasiGrants};
+use capstan_capabilities::Grants;
+use capstan_capabilities::bindings::types::{Error as PluginError, ErrorCode};
+use capstan_capabilities::state::{CallData, CallState};
 
 /// The target of the plugin-call span and its events, whatever module makes the call
 /// (`RUST_LOG=capstan::plugins::call=debug` shows every call).
@@ -72,7 +72,7 @@ pub enum CallFailure {
     #[error("trapped: {0}")]
     Trap(String),
     /// The call was not made: another operation holds the release (see the release lock
-    /// of [`super::BackendPlugin`]).
+    /// of [`crate::backend::BackendPlugin`]).
     #[error("{0}")]
     Locked(String),
 }

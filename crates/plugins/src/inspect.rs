@@ -131,7 +131,7 @@ impl fmt::Display for WorldMismatch {
 pub enum Contract {
     /// The current contract, `0.2.x`.
     Current,
-    /// The previous one, `0.1.x` (N−1), served through [`super::compat`].
+    /// The previous one, `0.1.x` (N−1), served through [`crate::compat`].
     Previous,
 }
 

@@ -17,22 +17,22 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::capabilities::state::CallState;
-use crate::plugins::bindings::backend::exports::capstan::plugin::backend as current;
-use crate::plugins::bindings::types::{ChartArtifact, ChartMetadata, Error};
+use crate::bindings::backend::exports::capstan::plugin::backend as current;
+use crate::bindings::types::{ChartArtifact, ChartMetadata, Error};
+use capstan_capabilities::state::CallState;
 
 /// Bindings of the 0.1.1 `backend-plugin` world (WIT kept in `crates/capabilities/compat-wit/0.1.1`).
 pub mod v0_1 {
     wasmtime::component::bindgen!({
-        path: "../crates/capabilities/compat-wit/0.1.1",
+        path: "../capabilities/compat-wit/0.1.1",
         world: "backend-plugin",
         imports: { default: async },
         exports: { default: async },
         with: {
-            "capstan:plugin/types@0.1.1": crate::capabilities::bindings::types,
-            "capstan:plugin/log@0.1.1": crate::capabilities::v0_1::log,
-            "capstan:plugin/kube@0.1.1": crate::capabilities::v0_1::kube,
-            "capstan:plugin/crypto@0.1.1": crate::capabilities::v0_1::crypto,
+            "capstan:plugin/types@0.1.1": capstan_capabilities::bindings::types,
+            "capstan:plugin/log@0.1.1": capstan_capabilities::v0_1::log,
+            "capstan:plugin/kube@0.1.1": capstan_capabilities::v0_1::kube,
+            "capstan:plugin/crypto@0.1.1": capstan_capabilities::v0_1::crypto,
         },
     });
 }
@@ -40,7 +40,7 @@ pub mod v0_1 {
 /// Bindings of the `compat-helm` component's world.
 pub mod helm_services {
     wasmtime::component::bindgen!({
-        path: "../plugins/compat-helm/wit",
+        path: "../../plugins/compat-helm/wit",
         world: "helm-services-provider",
         exports: { default: async },
     });
@@ -143,7 +143,7 @@ pub fn artifact(packaged: services::PackagedChart) -> ChartArtifact {
 /// `compat-helm` reports failures as text: they are always about the input.
 pub fn services_error(message: String) -> Error {
     Error {
-        code: crate::plugins::bindings::types::ErrorCode::InvalidInput,
+        code: crate::bindings::types::ErrorCode::InvalidInput,
         message,
         retryable: false,
     }

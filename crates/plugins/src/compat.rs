@@ -8,22 +8,22 @@
 //! capabilities the 0.1 host granted them. A request's JSON spec is turned into that
 //! variant. Backends of 0.1 have their own adapter (`compat_backend`).
 
-use crate::plugins::bindings::types::{Error, ErrorCode};
-use crate::sources::catalog::{DeclaredKind, HttpAccess, KindCapabilities};
+use crate::bindings::types::{Error, ErrorCode};
+use crate::kinds::{DeclaredKind, HttpAccess, KindCapabilities};
 
 /// Bindings of the 0.1.1 `source-plugin` world (WIT kept in `crates/capabilities/compat-wit/0.1.1`). The
 /// shared `types` are the current ones: 0.2 did not change them; the imports are the
-/// capabilities' ([`crate::capabilities::v0_1`]).
+/// capabilities' ([`capstan_capabilities::v0_1`]).
 pub mod v0_1 {
     wasmtime::component::bindgen!({
-        path: "../crates/capabilities/compat-wit/0.1.1",
+        path: "../capabilities/compat-wit/0.1.1",
         world: "source-plugin",
         imports: { default: async },
         exports: { default: async },
         with: {
-            "capstan:plugin/types@0.1.1": crate::capabilities::bindings::types,
-            "capstan:plugin/log@0.1.1": crate::capabilities::v0_1::log,
-            "capstan:plugin/git@0.1.1": crate::capabilities::v0_1::git,
+            "capstan:plugin/types@0.1.1": capstan_capabilities::bindings::types,
+            "capstan:plugin/log@0.1.1": capstan_capabilities::v0_1::log,
+            "capstan:plugin/git@0.1.1": capstan_capabilities::v0_1::git,
         },
     });
 }
@@ -139,7 +139,7 @@ pub fn request(kind: &str, spec: &str) -> Result<source01::SourceRequest, Error>
 
 /// A current revision in 0.1's shape (identical fields).
 pub fn revision(
-    at: &crate::plugins::bindings::source::exports::capstan::plugin::source::Revision,
+    at: &crate::bindings::source::exports::capstan::plugin::source::Revision,
 ) -> source01::Revision {
     source01::Revision {
         id: at.id.clone(),
@@ -150,8 +150,8 @@ pub fn revision(
 /// 0.1's revision in the current shape.
 pub fn revision_from(
     at: source01::Revision,
-) -> crate::plugins::bindings::source::exports::capstan::plugin::source::Revision {
-    crate::plugins::bindings::source::exports::capstan::plugin::source::Revision {
+) -> crate::bindings::source::exports::capstan::plugin::source::Revision {
+    crate::bindings::source::exports::capstan::plugin::source::Revision {
         id: at.id,
         content_id: at.content_id,
     }
