@@ -6,12 +6,12 @@
 //! `wit/`; what they may touch is granted per call by [`capabilities`].
 
 pub use capstan_api as api;
-pub mod capabilities;
+pub use capstan_capabilities as capabilities;
 pub mod config;
 pub mod controller;
 pub mod convert;
-pub mod plugins;
-pub mod postrender;
+pub use capstan_plugins as plugins;
+pub use capstan_postrender as postrender;
 pub mod release;
 pub mod release_lock;
 pub mod scaffold;

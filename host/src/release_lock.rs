@@ -34,6 +34,8 @@ use k8s_openapi::api::coordination::v1::Lease;
 use kube::api::{DeleteParams, Preconditions};
 use kube::{Api, Client};
 
+use capstan_plugins::lock::{BoxFuture, LockRefused, ReleaseLock};
+
 use crate::controller::leader::{LeaderElection, LeaseOptions, Observation};
 use crate::plugins::bindings::types::ReleaseId;
 
@@ -84,6 +86,27 @@ pub enum LockError {
         /// What the API server said.
         source: kube::Error,
     },
+}
+
+/// The release lock as the plugin runtime holds it around the backend calls that change a
+/// release ([`ReleaseLock`]): [`with_release_lock`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LeaseLock;
+
+impl ReleaseLock for LeaseLock {
+    fn hold<'a>(
+        &'a self,
+        client: Client,
+        release: &'a ReleaseId,
+        operation: &'a str,
+        work: BoxFuture<'a, ()>,
+    ) -> BoxFuture<'a, Result<(), LockRefused>> {
+        Box::pin(async move {
+            with_release_lock(client, release, operation, work)
+                .await
+                .map_err(|error| LockRefused(error.to_string()))
+        })
+    }
 }
 
 /// Whether this process judges other holders' release Leases by observation.

@@ -10,13 +10,13 @@ use std::time::{Duration, Instant};
 
 use git2::{FetchOptions, RemoteCallbacks, Repository};
 
-use crate::capabilities::egress::EgressPolicy;
+use capstan_net::egress::EgressPolicy;
 use sha2::{Digest, Sha256};
 
 use super::MirrorKey;
-use super::git_http::{self, HttpRemote, Registered};
-use super::git_route;
-use crate::capabilities::http::BasicAuth;
+use capstan_net::auth::BasicAuth;
+use capstan_net::git_http::{self, HttpRemote, Registered};
+use capstan_net::git_route;
 
 /// Credentials for one repository, read from a Kubernetes Secret by the caller.
 #[derive(Clone, PartialEq, Eq)]
@@ -66,7 +66,7 @@ pub struct GitAccess {
 
 /// Accept or refuse the host key an SSH remote presented: it must be listed in
 /// `known_hosts` for the host (no `known_hosts`: refused, as an unknown host is). HTTP(S)
-/// remotes never reach this check: their TLS is the host's own ([`super::git_http`]);
+/// remotes never reach this check: their TLS is the host's own ([`capstan_net::git_http`]);
 /// anything else libgit2 shows is left to libgit2.
 fn check_remote_certificate(
     certificate: &git2::cert::Cert<'_>,
@@ -395,7 +395,7 @@ impl MirrorStore {
         let known_hosts = access.and_then(|a| a.known_hosts.clone());
         // Host keys and certificates are matched against the name the user wrote, also
         // when the remote URL was rewritten to the checked address.
-        let written = crate::capabilities::egress::git_host(url);
+        let written = capstan_net::egress::git_host(url);
         let port = written.as_ref().map_or(22, |(_, port)| *port);
         let written_host = written.map(|(host, _)| {
             host.trim_start_matches('[')

@@ -6,8 +6,6 @@
 
 pub mod artifacts;
 pub mod catalog;
-pub mod git_http;
-pub mod git_route;
 pub mod mirrors;
 pub mod registry;
 pub mod spec;

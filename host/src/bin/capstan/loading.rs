@@ -70,6 +70,7 @@ pub(crate) fn load_plugin(
         )?,
         plugins::Preemption::Watchdog => PluginRuntime::one_shot(cache.join("components"))?,
     };
+    runtime.set_release_lock(std::sync::Arc::new(capstan::release_lock::LeaseLock));
     runtime.load(entry)?;
     Ok(runtime)
 }

@@ -29,6 +29,7 @@ pub(crate) async fn run(
         .clone()
         .unwrap_or_else(CompiledCache::default_dir);
     let mut runtime = PluginRuntime::new(&cache_dir, Some(metrics.clone()))?;
+    runtime.set_release_lock(std::sync::Arc::new(capstan::release_lock::LeaseLock));
     runtime.set_egress(std::sync::Arc::new(
         config.sources.egress.policy().map_err(anyhow::Error::msg)?,
     ));
