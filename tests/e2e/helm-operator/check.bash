@@ -9,14 +9,18 @@
 check_failures=0
 ok() { printf '  ok    %s\n' "$*" >&2; }
 fail() { printf '  FAIL  %s\n' "$*" >&2; check_failures=$((check_failures + 1)); }
+since() { echo "$(( ($(date +%s%N) / 1000000 - $1) ))"; }
 expect() { # expect WHAT CMD... : CMD must succeed
-  local what=$1; shift
-  local out
-  if out=$("$@" 2>&1); then ok "$what"; else fail "$what"; printf '%s\n' "$out" | tail -n 15 | sed 's/^/        /' >&2; fi
+  local what=$1 out t; shift
+  t=$(( $(date +%s%N) / 1000000 ))
+  if out=$("$@" 2>&1); then ok "$what ($(since "$t") ms)"; else
+    fail "$what ($(since "$t") ms)"; printf '%s\n' "$out" | tail -n 15 | sed 's/^/        /' >&2
+  fi
 }
 refuse() { # refuse WHAT CMD... : CMD must fail
-  local what=$1; shift
-  if "$@" >/dev/null 2>&1; then fail "$what (it succeeded)"; else ok "$what"; fi
+  local what=$1 t; shift
+  t=$(( $(date +%s%N) / 1000000 ))
+  if "$@" >/dev/null 2>&1; then fail "$what (it succeeded)"; else ok "$what ($(since "$t") ms)"; fi
 }
 
 world_check() {
@@ -79,9 +83,9 @@ check_world_pieces() {
   expect "helm2 version: client and Tiller v2.17.0" bash -c \
     "helm2 version --tiller-namespace '$E2E_NAMESPACE' | grep -c 'SemVer:\"v2.17.0\"' | grep -qx 2"
   expect "helm3 pull $podinfo/podinfo-3.2.2.tgz (a chart by URL, as 15_upgrade installs it)" \
-    helm3 pull "$podinfo/podinfo-3.2.2.tgz" -d "$scratch/helm3-pull"
+    bash -c "mkdir -p '$scratch/helm3-pull' && helm3 pull '$podinfo/podinfo-3.2.2.tgz' -d '$scratch/helm3-pull'"
   expect "helm2 fetch $podinfo/podinfo-3.2.2.tgz (the same through Helm 2's repositories' indexes)" \
-    helm2 fetch "$podinfo/podinfo-3.2.2.tgz" -d "$scratch/helm2-fetch"
+    bash -c "mkdir -p '$scratch/helm2-fetch' && helm2 fetch '$podinfo/podinfo-3.2.2.tgz' -d '$scratch/helm2-fetch'"
   expect "helm2 repo add podinfo $podinfo" helm2 repo add podinfo "$podinfo"
 
   echo "kwok: pods do what their containers would (real helm3, --wait and helm test):" >&2
