@@ -56,8 +56,8 @@ pub async fn reconcile(
     let decided = std::sync::Mutex::new(Next::AwaitChange);
     let result = finalizer(&api, FINALIZER, hr, |event| async {
         let next = match event {
-            Finalizer::Apply(hr) => apply(&hr, &ctx).await,
-            Finalizer::Cleanup(hr) => cleanup(&hr, &ctx).await?,
+            Finalizer::Apply(hr) => Box::pin(apply(&hr, &ctx)).await,
+            Finalizer::Cleanup(hr) => Box::pin(cleanup(&hr, &ctx)).await?,
         };
         *decided.lock().unwrap_or_else(|e| e.into_inner()) = next;
         Ok(ControllerAction::from(next))
@@ -110,7 +110,7 @@ async fn apply_inner(hr: &HelmRelease, ctx: &Context) -> Result<Next, ReconcileE
     let hr = &fresh;
     let mut writer = StatusWriter::new(hr, ctx);
     let started = Instant::now();
-    let mut observed = match observe(hr, ctx, &mut writer, started).await {
+    let mut observed = match Box::pin(observe(hr, ctx, &mut writer, started)).await {
         Ok(observed) => observed,
         Err(next) => return finish(writer, next).await,
     };
@@ -123,7 +123,7 @@ async fn apply_inner(hr: &HelmRelease, ctx: &Context) -> Result<Next, ReconcileE
     for _ in 0..MAX_ACTIONS {
         let action = choose(hr, ctx, &writer, &observed, &policy, failed_this_pass);
         tracing::debug!(?action, "next action");
-        match run(hr, ctx, &mut writer, &mut observed, action).await? {
+        match Box::pin(run(hr, ctx, &mut writer, &mut observed, action)).await? {
             Outcome::Done(next) => return finish(writer, next).await,
             Outcome::ChooseAgain => {
                 failed_this_pass = true;
@@ -184,7 +184,10 @@ fn choose(
     next_action(&facts, policy, || drift_check(hr), due)
 }
 
-/// Run `action`, recording in `writer` what it did.
+/// Run `action`, recording in `writer` what it did. Each action's future is boxed, as are
+/// the observation and the loop's step: held inline, their state machines add up to one
+/// future large enough to overflow a worker's stack in a debug build (seen: the operator
+/// aborted with a stack overflow at its first install).
 async fn run(
     hr: &HelmRelease,
     ctx: &Context,
@@ -211,24 +214,24 @@ async fn run(
         }
         Action::AwaitChange => Outcome::Done(Next::AwaitChange),
         Action::CheckDrift(check) => match sync::prepare(hr, ctx, writer, observed).await {
-            Ok(prepared) => check_drift(hr, ctx, writer, observed, prepared, check).await,
+            Ok(prepared) => Box::pin(check_drift(hr, ctx, writer, observed, prepared, check)).await,
             Err(stop) => stop,
         },
         Action::Install => match sync::prepare(hr, ctx, writer, observed).await {
-            Ok(prepared) => install(hr, ctx, writer, observed, prepared).await?,
+            Ok(prepared) => Box::pin(install(hr, ctx, writer, observed, prepared)).await?,
             Err(stop) => stop,
         },
         Action::Upgrade => match sync::prepare(hr, ctx, writer, observed).await {
-            Ok(prepared) => upgrade(hr, ctx, writer, observed, prepared).await?,
+            Ok(prepared) => Box::pin(upgrade(hr, ctx, writer, observed, prepared)).await?,
             Err(stop) => stop,
         },
         Action::Rollback => {
             pause_before_remediation();
-            rollback(hr, ctx, writer, observed).await?
+            Box::pin(rollback(hr, ctx, writer, observed)).await?
         }
         Action::UninstallRemediation => {
             pause_before_remediation();
-            uninstall_remediation(hr, ctx, writer, observed).await?
+            Box::pin(uninstall_remediation(hr, ctx, writer, observed)).await?
         }
         Action::RetryLater => {
             let failures = writer.status.failures;
