@@ -86,6 +86,9 @@ helm-free-host:
 	@if $(CARGO) tree -p capstan -e normal,build,dev | grep -E 'capstan-(helm|gotmpl|goyaml|sprig)'; then \
 		echo "the host depends on a Helm library (above)" >&2; exit 1; \
 	else echo "host: no Helm library in cargo tree -p capstan"; fi
+	@if $(CARGO) tree -p capstan-wasm-runtime -e normal,build | grep -E '(^|[ ─])(kube[a-z-]*|git2|hyper[a-z-]*|capstan-(api|net|capabilities|plugins|postrender)) v'; then \
+		echo "the generic Wasm runtime depends on the above (kube, git2, hyper or a Capstan crate)" >&2; exit 1; \
+	else echo "capstan-wasm-runtime: no kube, git2, hyper or Capstan crate in its cargo tree"; fi
 
 ## The host's crates (`host`, `crates/*`): no import circle between modules, no source file
 ## over 800 lines, no main.rs over 200 (scripts/check-host-structure; `--report` for the graph).
@@ -194,7 +197,7 @@ fuzz-smoke:
 ## which takes that compile off the critical path of a 2-core machine. The image (`make
 ## image`: a musl release build of wasmtime, ~25 CPU-minutes) is not part of it: with it, a
 ## CI machine shared with other jobs ran past its 90 minutes.
-test: fmt-check supply-chain unit-test tool-test
+test: fmt-check host-structure supply-chain unit-test tool-test
 	scripts/beside "$(MAKE) clippy" -- $(MAKE) integration-test chaos-smoke
 
 ## A short chaos campaign (scripts/chaos: kills, control-plane restarts, source outages),

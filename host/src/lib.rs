@@ -6,6 +6,7 @@
 //! `wit/`; what they may touch is granted per call by [`capabilities`].
 
 pub use capstan_api as api;
+pub mod backoff;
 pub use capstan_capabilities as capabilities;
 pub mod config;
 pub mod controller;

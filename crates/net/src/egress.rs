@@ -18,59 +18,40 @@
 use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
-/// An IP network in CIDR notation (`10.0.0.0/8`, `::1/128`; a bare address is one host).
+use ipnet::IpNet;
+
+/// An IP network in CIDR notation (`10.0.0.0/8`, `::1/128`; a bare address is one host),
+/// parsed and matched by `ipnet`; this type keeps the configuration's error messages and
+/// the rule that an IPv4-mapped IPv6 address is the IPv4 address it maps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Network {
-    address: IpAddr,
-    prefix: u8,
-}
+pub struct Network(IpNet);
 
 impl Network {
     /// Parse `text`; the error says what is wrong with it.
     pub fn parse(text: &str) -> Result<Network, String> {
         let text = text.trim();
-        let (address, prefix) = match text.split_once('/') {
-            Some((address, prefix)) => (address, Some(prefix)),
-            None => (text, None),
-        };
-        let address: IpAddr = address
+        let address = text.split_once('/').map_or(text, |(address, _)| address);
+        let parsed: IpAddr = address
             .parse()
             .map_err(|_| format!("`{text}` is not an IP address or CIDR network"))?;
-        let max = if address.is_ipv4() { 32 } else { 128 };
-        let prefix = match prefix {
-            None => max,
-            Some(p) => p
-                .parse::<u8>()
-                .ok()
-                .filter(|p| *p <= max)
-                .ok_or_else(|| format!("`{text}`: the prefix length must be 0 to {max}"))?,
-        };
-        Ok(Network { address, prefix })
+        if !text.contains('/') {
+            return Ok(Network(IpNet::from(parsed)));
+        }
+        let max = if parsed.is_ipv4() { 32 } else { 128 };
+        text.parse::<IpNet>()
+            .map(Network)
+            .map_err(|_| format!("`{text}`: the prefix length must be 0 to {max}"))
     }
 
     /// Whether `ip` is inside this network (IPv4-mapped IPv6 addresses count as IPv4).
     pub fn contains(&self, ip: IpAddr) -> bool {
-        match (self.address, canonical(ip)) {
-            (IpAddr::V4(net), IpAddr::V4(ip)) => {
-                let mask = u32::MAX
-                    .checked_shl(32 - u32::from(self.prefix))
-                    .unwrap_or(0);
-                u32::from(net) & mask == u32::from(ip) & mask
-            }
-            (IpAddr::V6(net), IpAddr::V6(ip)) => {
-                let mask = u128::MAX
-                    .checked_shl(128 - u32::from(self.prefix))
-                    .unwrap_or(0);
-                u128::from(net) & mask == u128::from(ip) & mask
-            }
-            _ => false,
-        }
+        self.0.contains(&canonical(ip))
     }
 }
 
 impl fmt::Display for Network {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}/{}", self.address, self.prefix)
+        write!(f, "{}/{}", self.0.addr(), self.0.prefix_len())
     }
 }
 

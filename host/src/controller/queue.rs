@@ -11,6 +11,8 @@ use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+use crate::backoff::{doubling, jittered};
+
 use kube::runtime::reflector::{ObjectRef, Store};
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
@@ -105,16 +107,15 @@ impl Collector for ReconcileQueue {
     }
 }
 
-/// Delay before retry `failures` of one release: exponential from 5 s up to 5 min, with
-/// up to 20 % jitter so failing releases do not retry in lockstep.
+/// Delay before retry `failures` of one release: 5 s doubling up to 5 min, with up to 20 %
+/// jitter so failing releases do not retry in lockstep.
 pub fn backoff(failures: i64) -> Duration {
-    let base = 5u64.saturating_mul(1u64 << failures.clamp(1, 7).saturating_sub(1) as u32);
-    let base = base.min(300);
-    let jitter_range = base * 200; // milliseconds in 20 % of `base`
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_nanos() as u64);
-    Duration::from_millis(base * 1000 + nanos % jitter_range.max(1))
+    let failures = u32::try_from(failures.max(1)).unwrap_or(u32::MAX);
+    jittered(doubling(
+        failures,
+        Duration::from_secs(5),
+        Duration::from_secs(300),
+    ))
 }
 
 #[cfg(test)]

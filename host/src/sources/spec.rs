@@ -11,7 +11,6 @@ use std::path::{Path, PathBuf};
 use k8s_openapi::api::core::v1::Secret;
 
 use super::mirrors::{GitAccess, GitCredentials};
-use super::sync::CredentialsLookup;
 use super::{ReleaseKey, SecretRef, SourceSpec};
 use crate::api::HelmRelease;
 
@@ -151,6 +150,35 @@ impl CredentialsLookup for KnownCredentials {
             .get(secret)
             .cloned()
             .unwrap_or_else(|| Err("not read".into()))
+    }
+}
+
+/// Reads the data of a source's credentials Secret.
+pub trait CredentialsLookup: Send + Sync {
+    /// The Secret's data, or why it cannot be had.
+    fn data(&self, secret: &SecretRef) -> Result<BTreeMap<String, Vec<u8>>, String>;
+
+    /// How to reach a git remote with `secret` (credentials, known hosts, CA), or why it
+    /// cannot be had.
+    fn git(&self, secret: &SecretRef) -> Result<GitAccess, String> {
+        git_access(&self.data(secret)?)
+    }
+
+    /// A PEM CA bundle in `secret` to trust for HTTPS, if any.
+    fn ca_bundle(&self, secret: &SecretRef) -> Option<Vec<u8>> {
+        self.data(secret).ok().and_then(|d| ca_bundle(&d))
+    }
+}
+
+/// No credentials available anywhere (every lookup fails).
+pub struct NoCredentials;
+
+impl CredentialsLookup for NoCredentials {
+    fn data(&self, secret: &SecretRef) -> Result<BTreeMap<String, Vec<u8>>, String> {
+        Err(format!(
+            "secret {}/{} is not available",
+            secret.namespace, secret.name
+        ))
     }
 }
 
