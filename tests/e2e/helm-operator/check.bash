@@ -171,16 +171,16 @@ check_world_pieces() {
   expect "a new gitsrv pod starts from a fresh cluster.git (the push is gone)" bash -c \
     "GIT_SSH_COMMAND='${gitsrv_result[0]}' git ls-remote ssh://git@localhost/git-server/repos/cluster.git refs/heads/master | grep -vq '^$head'"
 
-  refuse "chartmuseum answers nothing before its pod exists" curl -fsS -m 5 http://chartmuseum:8080/health
+  refuse "chartmuseum answers 503 before its pod exists" curl -fsS -m 5 http://chartmuseum:8080/health
   install_chartmuseum chartmuseum_result >/dev/null 2>&1
   defer kill "${chartmuseum_result[1]}"
   local museum="http://localhost:${chartmuseum_result[0]}"
-  expect "chartmuseum: /health through kubectl port-forward ($museum)" curl -fsS "$museum/health"
+  expect "chartmuseum: /health through kubectl port-forward ($museum)" curl -fsS -m 30 "$museum/health"
   upload_ok() { HELM_VERSION=v3 package_and_upload_chart "$1" "$2" | grep -q '"saved":true'; }
   expect "chartmuseum: package_and_upload_chart nested-helmrelease (POST /api/charts, 201)" \
     upload_ok "$FIXTURES_DIR/charts/nested-helmrelease" "$museum"
   expect "chartmuseum: the same version again is 409" bash -c \
-    "helm3 package -d '$scratch' '$FIXTURES_DIR/charts/nested-helmrelease' >/dev/null && [ \$(curl -sS -o /dev/null -w '%{http_code}' --data-binary @'$scratch/nested-helmrelease-0.1.0.tgz' http://chartmuseum:8080/api/charts) = 409 ]"
+    "helm3 package -d '$scratch' '$FIXTURES_DIR/charts/nested-helmrelease' >/dev/null && [ \$(curl -m 30 -sS -o /dev/null -w '%{http_code}' --data-binary @'$scratch/nested-helmrelease-0.1.0.tgz' http://chartmuseum:8080/api/charts) = 409 ]"
   expect "chartmuseum: helm3 repo add http://chartmuseum:8080, helm3 pull nested-helmrelease 0.1.0" bash -c \
     "mkdir -p '$scratch/pulled' && helm3 repo add museum http://chartmuseum:8080 >/dev/null && helm3 pull museum/nested-helmrelease --version 0.1.0 -d '$scratch/pulled'"
 

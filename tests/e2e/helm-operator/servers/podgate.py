@@ -48,15 +48,24 @@ class PodGate:
         self.uid = None
 
     def current(self):
-        """The uid of a Ready pod matching the selector (the oldest), or None."""
+        """The uid of a Ready pod matching the selector (the oldest), or None.
+
+        Only a pod found is remembered (for `ttl` seconds): "none" is asked again at once,
+        and a failed query (the API server busy) is retried, so a client right after
+        `kubectl rollout status` is never turned away by a stale or failed answer."""
         with self.lock:
-            now = time.monotonic()
-            if now - self.checked >= self.ttl:
+            if self.uid is not None and time.monotonic() - self.checked < self.ttl:
+                return self.uid
+            self.uid = None
+            for attempt in range(3):
                 pods = kubectl_json("get", "pods", "-n", self.namespace, "-l", self.selector)
-                items = [p for p in (pods or {}).get("items", []) if ready(p)]
-                items.sort(key=lambda p: p["metadata"]["creationTimestamp"])
-                self.uid = items[0]["metadata"]["uid"] if items else None
-                self.checked = time.monotonic()
+                if pods is not None:
+                    items = [p for p in pods.get("items", []) if ready(p)]
+                    items.sort(key=lambda p: p["metadata"]["creationTimestamp"])
+                    self.uid = items[0]["metadata"]["uid"] if items else None
+                    break
+                time.sleep(0.5)
+            self.checked = time.monotonic()
             return self.uid
 
 

@@ -23,7 +23,7 @@ with local storage under STORAGE/<pod uid>/:
                                   stored (ChartMuseum without --allow-overwrite); 500 with
                                   {"error": ...} for what is not a chart
 It serves only while a Ready pod labelled name=chartmuseum exists in E2E_NAMESPACE (as its
-Service would; otherwise the connection is closed unanswered), and each new pod starts with
+Service would; otherwise every request is answered 503), and each new pod starts with
 empty storage (its emptyDir). The real `helm` (E2E_HELM3) reads uploaded charts and makes
 the index.
 
@@ -86,6 +86,15 @@ class ChartMuseum(http.server.BaseHTTPRequestHandler):
         if self.command != "HEAD":
             self.wfile.write(body)
 
+    def no_pod(self):
+        # No Ready pod behind the Service. A Service without endpoints refuses the
+        # connection; this server cannot, having accepted it, and closing it unanswered
+        # leaves a client behind `kubectl port-forward` (kwok's stream) waiting forever
+        # (curl has no timeout in the suite): so 503, and the connection closes.
+        log("%s %s %s (no Ready chartmuseum pod: 503)" % (self.site, self.command, self.path))
+        self.close_connection = True
+        self.reply(503, {"error": "no Ready chartmuseum pod"})
+
     def pod_storage(self):
         uid = self.gate.current()
         if uid is None:
@@ -99,10 +108,8 @@ class ChartMuseum(http.server.BaseHTTPRequestHandler):
 
     def do_GET(self):
         root = self.pod_storage()
-        if root is None:  # no Ready pod behind the Service: nothing answers
-            log("%s %s %s (no Ready chartmuseum pod: closed)" % (self.site, self.command, self.path))
-            self.close_connection = True
-            return
+        if root is None:
+            return self.no_pod()
         path = self.path.split("?", 1)[0]
         if path == "/health":
             return self.reply(200, {"healthy": True})
@@ -120,9 +127,7 @@ class ChartMuseum(http.server.BaseHTTPRequestHandler):
     def do_POST(self):
         root = self.pod_storage()
         if root is None:
-            log("%s %s %s (no Ready chartmuseum pod: closed)" % (self.site, self.command, self.path))
-            self.close_connection = True
-            return
+            return self.no_pod()
         if self.path.split("?", 1)[0] != "/api/charts":
             return self.reply(404, {"error": "not found"})
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
