@@ -102,25 +102,25 @@ impl<'a> StatusWriter<'a> {
         self.status.release_name = Some(self.hr.release_name());
         let api: Api<HelmRelease> =
             Api::namespaced(self.ctx.client.clone(), &self.hr.namespace_or_default());
-        let mut status = serde_json::to_value(&self.status).unwrap_or_default();
-        if let (Some(fields), Some(before)) = (status.as_object_mut(), self.written.as_object()) {
-            let emptied: Vec<String> = before
-                .keys()
-                .filter(|key| !fields.contains_key(*key))
-                .cloned()
-                .collect();
-            for key in emptied {
-                fields.insert(key, serde_json::Value::Null);
+        let status = serde_json::to_value(&self.status).unwrap_or_default();
+        // Fields emptied since the last write go as `null`: a merge patch keeps what it
+        // does not name.
+        let mut patch_status = status.clone();
+        if let (Some(fields), Some(before)) =
+            (patch_status.as_object_mut(), self.written.as_object())
+        {
+            for key in before.keys() {
+                fields.entry(key.clone()).or_insert(serde_json::Value::Null);
             }
         }
-        let patch = serde_json::json!({ "status": status });
+        let patch = serde_json::json!({ "status": patch_status });
         api.patch_status(
             &self.hr.name_any(),
             &PatchParams::default(),
             &Patch::Merge(&patch),
         )
         .await?;
-        self.written = serde_json::to_value(&self.status).unwrap_or_default();
+        self.written = status;
         let (namespace, name) = (self.hr.namespace_or_default(), self.hr.name_any());
         let ready = self.is_true("Ready");
         let stalled = self.is_true("Stalled");
